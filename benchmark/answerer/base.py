@@ -1,0 +1,30 @@
+"""The answerer interface: it sees the probe question and the compacted context, nothing else."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from benchmark.transcript.models import Message
+
+
+class AnswerRequest(BaseModel):
+    """Everything an answerer is allowed to see. No gold, no policy, no transcript."""
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    context: list[Message]
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    text: str = ""
+    failed: bool = False
+    error: str | None = None
+
+
+class Answerer(Protocol):
+    def answer(self, request: AnswerRequest) -> Answer: ...

@@ -1,0 +1,131 @@
+"""Where a session compacts, and what each compaction sees.
+
+A transcript is replayed against a context window. When the live context
+passes ``trigger_ratio * context_window`` tokens, a compaction point occurs:
+the context so far splits into a protected head (the first ``head_messages``
+messages), a protected tail (the most recent messages within
+``tail_tokens``), and the region between them, which compaction removes.
+After a point the live context is taken to be head + tail, and the replay
+continues to the next trigger. Each point is evaluated independently on the
+prefix of the session up to it, so later regions include earlier ones.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from benchmark.errors import UserError
+from benchmark.transcript.models import Message, Transcript
+
+
+class CompactionConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    context_window: int = Field(200_000, gt=0)
+    trigger_ratio: float = Field(0.8, gt=0, le=1)
+    head_messages: int = Field(2, ge=0, description="protected first messages (system + task)")
+    tail_tokens: int = Field(20_000, ge=0, description="token budget of the protected tail")
+    points: Literal["all", "last"] = "all"
+
+    @model_validator(mode="after")
+    def _tail_fits(self) -> CompactionConfig:
+        if self.tail_tokens >= self.context_window * self.trigger_ratio:
+            raise ValueError("compaction.tail_tokens must be below context_window * trigger_ratio")
+        return self
+
+
+class CompactionPoint(BaseModel):
+    """Message indices of one compaction: head ``[0, head_end)``, region
+    ``[head_end, tail_start)``, tail ``[tail_start, end)``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    transcript_id: str
+    ordinal: int
+    head_end: int
+    tail_start: int
+    end: int
+    tokens_before: int
+
+
+class Segments(BaseModel):
+    """What a policy is given at one point. ``region_offset`` maps region
+    positions back to transcript message indices (for evidence)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    head: list[Message]
+    region: list[Message]
+    tail: list[Message]
+    region_offset: int
+
+    @property
+    def messages(self) -> list[Message]:
+        return [*self.head, *self.region, *self.tail]
+
+
+def find_points(transcript: Transcript, config: CompactionConfig) -> list[CompactionPoint]:
+    """Replay ``transcript`` and return its compaction points (at least one region message each)."""
+    counts = transcript.message_tokens
+    trigger = config.context_window * config.trigger_ratio
+    head_end = min(config.head_messages, len(counts))
+    head_tokens = sum(counts[:head_end])
+    points: list[CompactionPoint] = []
+    live = head_tokens  # tokens in the live context
+    live_start = head_end  # first non-head message in the live context
+    for end in range(head_end + 1, len(counts) + 1):
+        live += counts[end - 1]
+        if live <= trigger:
+            continue
+        tail_start = _tail_start(transcript.messages, counts, head_end, end, config.tail_tokens)
+        if tail_start > head_end:
+            points.append(
+                CompactionPoint(
+                    transcript_id=transcript.id,
+                    ordinal=len(points),
+                    head_end=head_end,
+                    tail_start=tail_start,
+                    end=end,
+                    tokens_before=head_tokens + sum(counts[head_end:end]),
+                )
+            )
+        live_start = tail_start
+        live = head_tokens + sum(counts[live_start:end])
+    if not points:
+        raise UserError(
+            f"transcript {transcript.id!r}: {transcript.total_tokens} tokens never pass the "
+            f"compaction trigger ({int(trigger)} tokens = compaction.context_window x "
+            "compaction.trigger_ratio); lower the window or use a longer transcript"
+        )
+    if config.points == "last":
+        points = [points[-1].model_copy(update={"ordinal": 0})]
+    return points
+
+
+def _tail_start(
+    messages: list[Message], counts: list[int], head_end: int, end: int, budget: int
+) -> int:
+    """First index of the most recent messages that fit in ``budget`` tokens.
+
+    Never splits a tool call from its result: the tail does not start on a
+    ``tool`` message.
+    """
+    start, used = end, 0
+    while start > head_end and used + counts[start - 1] <= budget:
+        start -= 1
+        used += counts[start]
+    while start < end and messages[start].role == "tool":
+        start += 1
+    return start
+
+
+def segments(transcript: Transcript, point: CompactionPoint) -> Segments:
+    msgs = transcript.messages
+    return Segments(
+        head=msgs[: point.head_end],
+        region=msgs[point.head_end : point.tail_start],
+        tail=msgs[point.tail_start : point.end],
+        region_offset=point.head_end,
+    )

@@ -1,0 +1,90 @@
+"""Rubric config and score aggregation.
+
+Dimension score = weighted mean of its criteria's mean scores; overall =
+unweighted mean of the dimensions (the seed's rule). Criteria with no scores
+(no probe type asks for them) drop out of their dimension's weighted mean, and
+a dimension with no scored criteria drops out of the overall.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from benchmark.probe.models import ProbeType
+
+
+class Rubric(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    scale_max: int = Field(5, gt=0, description="criterion scores run from 0 to scale_max")
+    dimensions: dict[str, dict[str, float]] = Field(
+        description="dimension -> {criterion: weight}", min_length=1
+    )
+    probe_criteria: dict[ProbeType, list[str]] = Field(
+        description="probe type -> criteria the judge scores it on", min_length=1
+    )
+
+    @field_validator("dimensions")
+    @classmethod
+    def _weights(cls, dims: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for dim, criteria in dims.items():
+            if not criteria:
+                raise ValueError(f"dimension '{dim}' has no criteria")
+            for crit, weight in criteria.items():
+                if weight < 0:
+                    raise ValueError(
+                        f"weight of '{dim}.{crit}' must be >= 0, got {weight}"
+                    )
+            if sum(criteria.values()) <= 0:
+                raise ValueError(f"weights of dimension '{dim}' sum to 0")
+        return dims
+
+    @model_validator(mode="after")
+    def _known_criteria(self) -> Rubric:
+        known = self.criteria
+        for ptype, crits in self.probe_criteria.items():
+            if not crits:
+                raise ValueError(f"probe_criteria.{ptype} is empty")
+            for crit in crits:
+                if crit not in known:
+                    raise ValueError(f"probe_criteria.{ptype}: unknown criterion '{crit}'")
+        return self
+
+    @property
+    def criteria(self) -> dict[str, str]:
+        """criterion -> its dimension."""
+        return {c: d for d, crits in self.dimensions.items() for c in crits}
+
+
+class Scores(BaseModel):
+    """Rolled-up scores on the rubric's scale (``None`` when nothing was scored)."""
+
+    overall: float | None
+    dimensions: dict[str, float]
+    criteria: dict[str, float]
+    n: int = Field(description="judgments that entered the roll-up")
+
+
+def aggregate(rubric: Rubric, judgments: Iterable[Mapping[str, float]]) -> Scores:
+    """Roll criterion scores from many judgments up to dimensions and overall."""
+    sums: dict[str, float] = defaultdict(float)
+    counts: dict[str, int] = defaultdict(int)
+    n = 0
+    for scores in judgments:
+        n += 1
+        for crit, value in scores.items():
+            sums[crit] += value
+            counts[crit] += 1
+    criteria = {c: sums[c] / counts[c] for c in rubric.criteria if counts[c]}
+    dimensions: dict[str, float] = {}
+    for dim, weights in rubric.dimensions.items():
+        scored = {c: w for c, w in weights.items() if c in criteria}
+        total = sum(scored.values())
+        if total > 0:
+            dimensions[dim] = sum(criteria[c] * w for c, w in scored.items()) / total
+    overall = sum(dimensions.values()) / len(dimensions) if dimensions else None
+    return Scores(overall=overall, dimensions=dimensions, criteria=criteria, n=n)

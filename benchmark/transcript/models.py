@@ -1,0 +1,125 @@
+"""The transcript model: OpenAI chat format, validated at the boundary."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from benchmark import tokens
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class FunctionCall(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    name: str
+    arguments: str = "{}"
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _json_text(cls, value: Any) -> str:
+        # The wire format carries arguments as a JSON string; some logs store an object.
+        return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+    def args(self) -> dict[str, Any]:
+        """Arguments as a dict; ``{"_raw": text}`` when they are not a JSON object."""
+        try:
+            parsed = json.loads(self.arguments)
+        except json.JSONDecodeError:
+            return {"_raw": self.arguments}
+        return parsed if isinstance(parsed, dict) else {"_raw": parsed}
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class Message(BaseModel):
+    """One chat message. ``content`` parts (``[{"type": "text", ...}]``) are joined to text."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _join_parts(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            texts = []
+            for part in value:
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+                elif isinstance(part, str):
+                    texts.append(part)
+                else:
+                    raise ValueError("content parts must be text parts ({'type': 'text', 'text': ...})")
+            return "\n".join(texts)
+        return value
+
+    @model_validator(mode="after")
+    def _role_fields(self) -> Message:
+        if self.role == "tool" and not self.tool_call_id:
+            raise ValueError("a tool message needs 'tool_call_id'")
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("only assistant messages may carry 'tool_calls'")
+        return self
+
+    def render(self) -> str:
+        """Plain text of the message as a model would read it (content + tool calls)."""
+        parts = [self.content] if self.content else []
+        for call in self.tool_calls or []:
+            parts.append(f"[tool call {call.function.name}] {call.function.arguments}")
+        return "\n".join(parts)
+
+    @cached_property
+    def tokens(self) -> int:
+        return tokens.count(self.render()) + tokens.MESSAGE_OVERHEAD
+
+
+class PlantedFact(BaseModel):
+    """A fact the synthetic generator planted, with where it lives (ground truth)."""
+
+    kind: str = Field(description="e.g. error, command, version, file_created, decision, pending")
+    key: str = Field(description="what the fact is about (a command, a package, a path, a topic)")
+    value: str = Field(description="the exact planted value")
+    message_index: int
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Transcript(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    source: str = Field(description="file path, or 'synthetic:seed=N' for generated sessions")
+    messages: list[Message]
+    ground_truth: list[PlantedFact] = Field(default_factory=list)
+
+    @cached_property
+    def content_hash(self) -> str:
+        """Hash of the messages only: the cache key does not depend on where a file lives."""
+        payload = json.dumps(
+            [m.model_dump(exclude_none=True) for m in self.messages], sort_keys=True
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    @cached_property
+    def message_tokens(self) -> list[int]:
+        counts = tokens.count_many([m.render() for m in self.messages])
+        return [c + tokens.MESSAGE_OVERHEAD for c in counts]
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(self.message_tokens)
