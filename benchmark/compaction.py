@@ -75,10 +75,16 @@ def find_points(transcript: Transcript, config: CompactionConfig) -> list[Compac
     points: list[CompactionPoint] = []
     live = head_tokens  # tokens in the live context
     live_start = head_end  # first non-head message in the live context
-    for end in range(head_end + 1, len(counts) + 1):
+    end = head_end
+    while end < len(counts):
+        end += 1
         live += counts[end - 1]
         if live <= trigger:
             continue
+        # Agents compact before the next model call, once pending tool results are in.
+        while end < len(counts) and transcript.messages[end].role == "tool":
+            live += counts[end]
+            end += 1
         tail_start = _tail_start(transcript.messages, counts, head_end, end, config.tail_tokens)
         if tail_start > head_end:
             points.append(

@@ -36,9 +36,7 @@ class Rubric(BaseModel):
                 raise ValueError(f"dimension '{dim}' has no criteria")
             for crit, weight in criteria.items():
                 if weight < 0:
-                    raise ValueError(
-                        f"weight of '{dim}.{crit}' must be >= 0, got {weight}"
-                    )
+                    raise ValueError(f"weight of '{dim}.{crit}' must be >= 0, got {weight}")
             if sum(criteria.values()) <= 0:
                 raise ValueError(f"weights of dimension '{dim}' sum to 0")
         return dims

@@ -21,7 +21,9 @@ def load_file(path: str | Path) -> Transcript:
     except UnicodeDecodeError as exc:
         raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise UserError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
     return parse_messages(raw, source=str(path), transcript_id=path.stem)
 
 
@@ -37,7 +39,9 @@ def parse_messages(raw: object, *, source: str, transcript_id: str) -> Transcrip
     messages = []
     for index, item in enumerate(raw):
         if not isinstance(item, dict):
-            raise UserError(f"{source}: message {index}: expected an object, got {type(item).__name__}")
+            raise UserError(
+                f"{source}: message {index}: expected an object, got {type(item).__name__}"
+            )
         try:
             messages.append(Message.model_validate(item))
         except ValidationError as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -43,10 +43,27 @@ class ToolCall(BaseModel):
     function: FunctionCall
 
 
-class Message(BaseModel):
+class _Derived(BaseModel):
+    """A frozen model whose ``cached_property`` values are dropped by ``model_copy``.
+
+    Pydantic copies the instance ``__dict__``, cached values included; an
+    updated copy must recompute them (token counts, content hashes).
+    """
+
+    _derived: ClassVar[tuple[str, ...]] = ()
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False):  # type: ignore[override]
+        copy = super().model_copy(update=update, deep=deep)
+        for name in self._derived:
+            copy.__dict__.pop(name, None)
+        return copy
+
+
+class Message(_Derived):
     """One chat message. ``content`` parts (``[{"type": "text", ...}]``) are joined to text."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
+    _derived: ClassVar[tuple[str, ...]] = ("tokens",)
 
     role: Role
     content: str | None = None
@@ -65,7 +82,9 @@ class Message(BaseModel):
                 elif isinstance(part, str):
                     texts.append(part)
                 else:
-                    raise ValueError("content parts must be text parts ({'type': 'text', 'text': ...})")
+                    raise ValueError(
+                        "content parts must be text parts ({'type': 'text', 'text': ...})"
+                    )
             return "\n".join(texts)
         return value
 
@@ -99,8 +118,9 @@ class PlantedFact(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-class Transcript(BaseModel):
+class Transcript(_Derived):
     model_config = ConfigDict(frozen=True)
+    _derived: ClassVar[tuple[str, ...]] = ("content_hash", "message_tokens")
 
     id: str
     source: str = Field(description="file path, or 'synthetic:seed=N' for generated sessions")

@@ -1,0 +1,123 @@
+"""Validation of the composed Hydra config into pydantic models.
+
+Hydra composes ``conf/``; this module turns the result into typed models so a
+bad value fails before any work, with one line naming the key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from benchmark.compaction import CompactionConfig
+from benchmark.errors import UserError
+from benchmark.probe.config import ProbeConfig
+from benchmark.rubric import Rubric
+
+
+class ComponentConfig(BaseModel):
+    """A swappable part built with ``hydra.utils.instantiate``: ``_target_`` plus kwargs."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    name: str = Field(min_length=1)
+    target: str = Field(alias="_target_", min_length=1)
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class SyntheticTranscripts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["synthetic"]
+    name: str
+    sessions: int = Field(1, gt=0, description="number of generated sessions")
+    seed: int = 0
+    target_tokens: int = Field(240_000, gt=1000)
+
+
+class FileTranscripts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["file"]
+    name: str
+    paths: list[str] = Field(min_length=1, description="chat-format JSON files")
+
+
+TranscriptConfig = Annotated[SyntheticTranscripts | FileTranscripts, Field(discriminator="kind")]
+
+
+class TrackingConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    store_dir: str = "mlruns"
+    experiment: str = Field("compaction-benchmark", min_length=1)
+    run_name: str | None = None
+
+
+class BenchmarkConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int = 0
+    cache_dir: str | None = ".cache/benchmark"
+    transcript: TranscriptConfig
+    compaction: CompactionConfig
+    probe: ProbeConfig
+    policy: ComponentConfig
+    answerer: ComponentConfig
+    judge: ComponentConfig
+    rubric: Rubric
+    tracking: TrackingConfig
+
+    @property
+    def cache_path(self) -> Path | None:
+        return Path(self.cache_dir) if self.cache_dir else None
+
+    @property
+    def run_name(self) -> str:
+        return self.tracking.run_name or f"{self.policy.name}@{self.transcript.name}"
+
+
+def resolve(cfg: DictConfig) -> dict[str, Any]:
+    """The config as plain data with interpolations resolved (Hydra's own node dropped)."""
+    try:
+        data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except OmegaConfBaseException as exc:
+        key = getattr(exc, "full_key", None) or "config"
+        raise UserError(f"config key '{key}': {_first_line(str(exc))}") from None
+    assert isinstance(data, dict)
+    data.pop("hydra", None)
+    return data
+
+
+def validate(cfg: DictConfig | dict[str, Any]) -> BenchmarkConfig:
+    data = resolve(cfg) if isinstance(cfg, DictConfig) else cfg
+    try:
+        return BenchmarkConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"] if not _is_union_tag(p))
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        got = f" (got {err['input']!r})" if _short_scalar(err.get("input")) else ""
+        raise UserError(f"config key '{loc}': {msg}{got}") from None
+
+
+def _is_union_tag(part: object) -> bool:
+    return part in ("synthetic", "file")
+
+
+def _short_scalar(value: object) -> bool:
+    return isinstance(value, int | float | str | bool) and len(str(value)) < 80
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "invalid value"

@@ -1,0 +1,141 @@
+"""One benchmark job, stage by stage: a reader can follow it top to bottom.
+
+transcripts -> compaction points -> probes (region only) -> policy.compact ->
+answerer (compacted context only) -> judge (blind) -> rubric roll-up.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+
+from benchmark.answerer.base import Answer, Answerer, AnswerRequest
+from benchmark.compaction import CompactionPoint, find_points, segments
+from benchmark.config import BenchmarkConfig, ComponentConfig
+from benchmark.errors import UserError
+from benchmark.judge.base import Judge, JudgeRequest, Judgment
+from benchmark.policy.base import Policy
+from benchmark.probe.cache import load_or_generate
+from benchmark.probe.models import Probe
+from benchmark.results import JobResult, PointResult, ProbeResult
+from benchmark.rubric import Rubric, aggregate
+from benchmark.transcript.models import Message, Transcript
+from benchmark.transcript.sources import load_transcripts
+
+log = logging.getLogger(__name__)
+
+
+def run_job(config: BenchmarkConfig) -> JobResult:
+    policy: Policy = build(config.policy, "policy", "compact")
+    answerer: Answerer = build(config.answerer, "answerer", "answer")
+    judge: Judge = build(config.judge, "judge", "judge")
+    check_rubric(config, judge)
+
+    transcripts = load_transcripts(config.transcript)
+    points: list[PointResult] = []
+    for transcript in transcripts:
+        for point in find_points(transcript, config.compaction):
+            points.append(run_point(config, transcript, point, policy, answerer, judge))
+    return JobResult(
+        policy=config.policy.name,
+        transcripts=[t.id for t in transcripts],
+        rubric=config.rubric,
+        points=points,
+    )
+
+
+def run_point(
+    config: BenchmarkConfig,
+    transcript: Transcript,
+    point: CompactionPoint,
+    policy: Policy,
+    answerer: Answerer,
+    judge: Judge,
+) -> PointResult:
+    probes = load_or_generate(transcript, point, config.probe, config.cache_path)
+    context = compact(policy, transcript, point)
+    tokens_after = sum(m.tokens for m in context)
+    log.info(
+        "%s point %d: %d -> %d tokens, %d probes",
+        transcript.id,
+        point.ordinal,
+        point.tokens_before,
+        tokens_after,
+        len(probes),
+    )
+    results = [evaluate(probe, context, answerer, judge, config.rubric) for probe in probes]
+    return PointResult(point=point, tokens_after=tokens_after, context=context, probes=results)
+
+
+def compact(policy: Policy, transcript: Transcript, point: CompactionPoint) -> list[Message]:
+    kept = policy.compact(segments(transcript, point))
+    if not isinstance(kept, list) or not all(isinstance(m, Message) for m in kept):
+        raise UserError(
+            f"policy {type(policy).__name__}.compact must return a list of Message, "
+            f"got {type(kept).__name__}"
+        )
+    return kept
+
+
+def evaluate(
+    probe: Probe, context: list[Message], answerer: Answerer, judge: Judge, rubric: Rubric
+) -> ProbeResult:
+    """Answer from the compacted context alone, then judge blind; failures are recorded."""
+    try:
+        answer = answerer.answer(AnswerRequest(question=probe.question, context=context))
+    except Exception as exc:  # a failed answer is counted, never scored as 0
+        answer = Answer(failed=True, error=f"{type(exc).__name__}: {exc}")
+    if answer.failed:
+        judgment = Judgment(failed=True, error="no answer to judge")
+    else:
+        request = JudgeRequest(
+            probe_question=probe.question,
+            model_response=answer.text,
+            compacted_context=context,
+            ground_truth=probe.gold,
+            rubric_criteria=rubric.probe_criteria[probe.type],
+            scale_max=rubric.scale_max,
+        )
+        try:
+            judgment = judge.judge(request)
+        except Exception as exc:
+            judgment = Judgment(failed=True, error=f"{type(exc).__name__}: {exc}")
+    score = None
+    if not (answer.failed or judgment.failed):
+        score = aggregate(rubric, [judgment.scores()]).overall
+    return ProbeResult(probe=probe, answer=answer, judgment=judgment, score=score)
+
+
+def build(component: ComponentConfig, group: str, method: str) -> Any:
+    """Instantiate a config group's ``_target_``; errors name the group and key."""
+    spec = {"_target_": component.target, **component.kwargs}
+    try:
+        obj = instantiate(spec, _convert_="all")
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        detail = f"{type(cause).__name__}: {cause}" if cause else str(exc).splitlines()[0]
+        raise UserError(f"{group} '{component.name}' ({component.target}): {detail}") from None
+    if not callable(getattr(obj, method, None)):
+        raise UserError(f"{group}._target_ {component.target} has no '{method}' method")
+    return obj
+
+
+def check_rubric(config: BenchmarkConfig, judge: Judge) -> None:
+    rubric = config.rubric
+    for ptype in config.probe.types:
+        if ptype not in rubric.probe_criteria:
+            raise UserError(
+                f"rubric '{rubric.name}' has no criteria for probe type '{ptype}' "
+                f"(rubric.probe_criteria.{ptype})"
+            )
+    supported = getattr(judge, "CRITERIA", None)
+    if supported is not None:
+        unknown = sorted(set(rubric.criteria) - set(supported))
+        if unknown:
+            raise UserError(
+                f"judge '{config.judge.name}' cannot score rubric criteria {unknown} "
+                f"(rubric '{rubric.name}')"
+            )

@@ -1,0 +1,151 @@
+"""Agent actions (tool calls and text command blocks) paired with their results.
+
+Two protocols are covered. OpenAI tool calling: an assistant message carries
+``tool_calls`` and ``tool`` messages answer them by ``tool_call_id``. Text
+protocols (SWE-agent and kin): the assistant ends its message with a fenced
+command block and the environment replies in the next ``user`` message.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmark.transcript.models import Message
+
+SHELL_TOOLS = frozenset(
+    {
+        "bash", "shell", "sh", "zsh", "terminal", "exec", "run", "cmd", "powershell",
+        "run_shell_command", "execute_command", "run_command", "run_terminal_cmd",
+        "execute_bash", "local_shell", "shell_exec", "run_bash",
+    }
+)
+# SWE-agent interface commands: anything else in a command block is a shell command.
+TEXT_COMMANDS = frozenset(
+    {
+        "create", "open", "edit", "goto", "scroll_up", "scroll_down", "find_file",
+        "search_dir", "search_file", "submit", "filemap", "insert", "str_replace_editor",
+    }
+)
+_BLOCK = re.compile(r"```([\w-]*)[ \t]*\n(.*?)\n?```\s*$", re.S)
+_SHELL_LANGS = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
+_OPEN_FILE = re.compile(r"^\(Open file: (.+?)\)\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class Action:
+    """One thing the agent did.
+
+    ``index`` is the message holding the call; ``result_index`` the message
+    with the environment's reply (``None`` when it is not in view).
+    """
+
+    index: int
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    command: str | None = None
+    result_index: int | None = None
+    result: str = ""
+
+    @property
+    def tool(self) -> str:
+        """Tool name without namespaces (``mcp__fs__read_file`` -> ``read_file``)."""
+        return self.name.lower().rsplit("__", 1)[-1].rsplit(".", 1)[-1]
+
+
+def open_file(observation: str) -> str | None:
+    """The file an SWE-agent observation names as open (``(Open file: /x.py)``)."""
+    found = _OPEN_FILE.findall(observation)
+    if not found or found[-1].strip() in ("n/a", ""):
+        return None
+    return found[-1].strip()
+
+
+def extract(messages: list[Message], texts: dict[int, str], start: int, end: int) -> list[Action]:
+    """Actions whose call lies in ``[start, end)``, in order, with their results."""
+    results: dict[str, int] = {}
+    for i in range(start, end):
+        msg = messages[i]
+        if msg.role == "tool" and msg.tool_call_id and msg.tool_call_id not in results:
+            results[msg.tool_call_id] = i
+    actions: list[Action] = []
+    for i in range(start, end):
+        msg = messages[i]
+        if msg.role != "assistant":
+            continue
+        if msg.tool_calls:
+            for call in msg.tool_calls:
+                args = call.function.args()
+                r = results.get(call.id)
+                actions.append(
+                    Action(
+                        index=i,
+                        name=call.function.name,
+                        args=args,
+                        command=_shell_command(call.function.name, args),
+                        result_index=r,
+                        result=texts[r] if r is not None else "",
+                    )
+                )
+            continue
+        action = _text_action(i, msg.content or "", messages, texts, end)
+        if action is not None:
+            actions.append(action)
+    return actions
+
+
+def _shell_command(name: str, args: dict[str, Any]) -> str | None:
+    tool = name.lower().rsplit("__", 1)[-1].rsplit(".", 1)[-1]
+    shellish = tool in SHELL_TOOLS or any(w in tool for w in ("bash", "shell", "terminal"))
+    if not shellish:
+        return None
+    for key in ("command", "cmd", "script", "_raw"):
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            if len(value) >= 3 and value[0] in ("bash", "sh", "zsh") and value[1] in ("-c", "-lc"):
+                return value[2]
+            return shlex.join(value)
+    return None
+
+
+def _text_action(
+    index: int, content: str, messages: list[Message], texts: dict[int, str], end: int
+) -> Action | None:
+    match = _BLOCK.search(content)
+    nxt = index + 1
+    if match is None or match.group(1).lower() not in _SHELL_LANGS:
+        return None
+    if nxt < end and messages[nxt].role not in ("user", "tool"):
+        return None  # (past ``end`` nothing is read: the reply is simply not in view)
+    body = match.group(2).strip("\n")
+    if not body.strip():
+        return None
+    first, _, rest = body.partition("\n")
+    words = _split(first)
+    if not words:
+        return None
+    word = words[0]
+    result_index = nxt if nxt < end else None
+    result = texts.get(nxt, "") if result_index is not None else ""
+    if word not in TEXT_COMMANDS:
+        return Action(index, "bash", {"command": body}, body, result_index, result)
+    args: dict[str, Any] = {"_line": first.strip()}
+    if word in ("create", "open") and len(words) > 1:
+        args["path"] = words[1]
+    if word in ("edit", "insert"):
+        lines = rest.split("\n")
+        if lines and lines[-1].strip() in ("end_of_edit", "end_of_insert"):
+            lines = lines[:-1]
+        args["new_str"] = "\n".join(lines)
+    return Action(index, word, args, None, result_index, result)
+
+
+def _split(line: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError:
+        return line.split()

@@ -1,0 +1,247 @@
+"""Artifact probes: files created, modified and only read in the region, and what changed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from benchmark import identifiers
+from benchmark.probe.candidate import Candidate, View
+from benchmark.probe.models import Evidence, Fact
+from benchmark.probe.operations import FileOp
+from benchmark.probe.text import fact_kind
+
+Status = Literal["created", "modified", "read"]
+
+MAX_FILES = 10  # per status in the overview question
+MAX_CHANGES = 4  # change facts per file
+
+_DEF = re.compile(
+    r"\b(?:def|class|function|func|fn|interface|struct|enum|trait|impl)\s+([A-Za-z_]\w*)"
+)
+_ASSIGN = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?::[^=\n]{1,40})?=(?!=)", re.M)
+_IDENT = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_LITERAL = re.compile(r"\"([^\"\\\n]{4,80})\"|'([^'\\\n]{4,80})'")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][a-z]+[A-Z]")
+
+
+@dataclass
+class FileRecord:
+    """One file's trail in the region: its status and the operations behind it."""
+
+    key: str
+    status: Status | None = None
+    ops: list[FileOp] = field(default_factory=list)
+    deleted: bool = False
+
+    def spelling(self, view: View) -> tuple[str, int] | None:
+        """How the file is spelled in a region message that shows its status."""
+        wanted = {"created": ("write", "touch", "edit"), "modified": ("edit", "write"),
+                  "read": ("read",)}[self.status or "read"]
+        for kinds in (wanted, ("write", "touch", "edit", "read", "delete")):
+            for op in self.ops:
+                if op.kind in kinds and view.in_region(op.index):
+                    return op.path, op.index
+        return None
+
+
+class _Paths:
+    """Maps spellings of one file (``x.py``, ``./x.py``, ``/repo/x.py``) to one key."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, str] = {}  # spelling -> key
+        self.by_name: dict[str, list[str]] = {}  # basename -> keys
+
+    def key(self, path: str) -> str:
+        path = path.strip().removeprefix("./")
+        if path in self.known:
+            return self.known[path]
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        keys = self.by_name.setdefault(name, [])
+        # An absolute path ending in a relative one is that file seen from the working
+        # directory; two relative paths (``a.txt``, ``docs/a.txt``) are different files.
+        matches = [
+            k for k in keys
+            if (k.startswith("/") and not path.startswith("/") and k.endswith("/" + path))
+            or (path.startswith("/") and not k.startswith("/") and path.endswith("/" + k))
+        ]
+        key = matches[0] if len(matches) == 1 else path
+        if key == path:
+            keys.append(path)
+        self.known[path] = key
+        return key
+
+
+def file_records(view: View) -> list[FileRecord]:
+    """Files touched by calls made in the region, in first-touch order."""
+    paths = _Paths()
+    records: dict[str, FileRecord] = {}
+    for op in view.file_ops:
+        if op.failed or not view.in_region(op.action_index):
+            continue
+        rec = records.setdefault(paths.key(op.path), FileRecord(paths.key(op.path)))
+        rec.ops.append(op)
+        if op.kind == "delete":
+            rec.deleted = True
+        elif rec.status is None:
+            rec.status = {"write": "created", "touch": "created", "edit": "modified",
+                          "read": "read"}[op.kind]  # type: ignore[assignment]
+        elif rec.status == "read" and op.kind in ("write", "edit"):
+            rec.status = "modified"
+    return [rec for rec in records.values() if rec.status is not None]
+
+
+def artifact_candidates(view: View) -> list[Candidate]:
+    records = file_records(view)
+    out = list(_overview(view, records))
+    out.extend(_read_only(view, records))
+    for rec in records:
+        if rec.status in ("created", "modified"):
+            out.extend(_changes(view, rec))
+    return out
+
+
+def _overview(view: View, records: list[FileRecord]) -> Iterator[Candidate]:
+    facts: list[Fact] = []
+    evidence: list[Evidence] = []
+    parts: list[str] = []
+    for status, label in (("created", "Created"), ("modified", "Modified"), ("read", "Read only")):
+        names = []
+        for rec in [r for r in records if r.status == status][:MAX_FILES]:
+            found = rec.spelling(view)
+            ev = view.evidence(found[1], found[0]) if found else None
+            if found is None or ev is None:
+                continue
+            facts.append(Fact(kind=status, text=found[0]))
+            evidence.append(ev)
+            names.append(f"`{found[0]}`" + (" (later deleted)" if rec.deleted else ""))
+        if names:
+            parts.append(f"{label}: {', '.join(names)}.")
+    if not any(f.kind in ("created", "modified") for f in facts):
+        return
+    yield Candidate(
+        type="artifact",
+        question=(
+            "Which files did we create, which existing files did we modify, and which did we "
+            "only read or examine in this part of the session? What changed in each?"
+        ),
+        answer=" ".join(parts),
+        facts=tuple(facts),
+        evidence=tuple(evidence),
+        anchor=sorted(e.message_index for e in evidence)[len(evidence) // 2],
+        priority=True,
+    )
+
+
+def _read_only(view: View, records: list[FileRecord]) -> Iterator[Candidate]:
+    read = [r for r in records if r.status == "read"][:MAX_FILES]
+    facts, evidence = [], []
+    for rec in read:
+        found = rec.spelling(view)
+        ev = view.evidence(found[1], found[0]) if found else None
+        if found and ev:
+            facts.append(Fact(kind="read", text=found[0]))
+            evidence.append(ev)
+    if not facts:
+        return
+    yield Candidate(
+        type="artifact",
+        question="Which files did we open or read to examine them, without changing them?",
+        answer="Read without changes: " + ", ".join(f"`{f.text}`" for f in facts) + ".",
+        facts=tuple(facts),
+        evidence=tuple(evidence),
+        anchor=sorted(e.message_index for e in evidence)[len(evidence) // 2],
+    )
+
+
+def _changes(view: View, rec: FileRecord) -> Iterator[Candidate]:
+    """'What did we change in x?' with the edit's new names and strings as gold."""
+    found = rec.spelling(view)
+    if found is None:
+        return
+    path = found[0]
+    known = ""  # file text seen so far in the region, to tell new names from old ones
+    facts: list[Fact] = []
+    evidence: list[Evidence] = []
+    for op in rec.ops:
+        if op.kind == "read":
+            if view.in_region(op.result_index):
+                known += "\n" + view.texts[op.result_index]  # type: ignore[index]
+            continue
+        if op.kind not in ("write", "edit") or not op.added or not view.in_region(op.action_index):
+            continue
+        text = view.texts[op.action_index]
+        old = op.removed or known
+        for token in change_tokens(op.added, old):
+            if len(facts) >= MAX_CHANGES or token not in text or token in path:
+                continue
+            if any(f.text == token for f in facts):
+                continue
+            ev = view.evidence(op.action_index, token)
+            if ev is not None:
+                facts.append(Fact(kind=fact_kind(token), text=token))
+                evidence.append(ev)
+        known += "\n" + op.added
+    if not facts:
+        return
+    verb = "put in the new file" if rec.status == "created" else "change in"
+    what = ", ".join(f"`{f.text}`" for f in facts)
+    yield Candidate(
+        type="artifact",
+        question=f"What did we {verb} `{path}`?",
+        answer=f"In `{path}` we " + ("wrote " if rec.status == "created" else "changed ") + what
+        + ".",
+        facts=tuple(facts),
+        evidence=tuple(evidence),
+        anchor=evidence[0].message_index,
+    )
+
+
+def change_tokens(added: str, old: str) -> list[str]:
+    """Distinctive names and strings that ``added`` introduces and ``old`` lacks, best first.
+
+    Definitions come first, then pins/versions, then assigned names, then other
+    code identifiers and string literals; the first changed line is the fallback.
+    """
+    old_lines = {line.strip() for line in old.splitlines()}
+    changed = [
+        line for line in added.splitlines()
+        if line.strip() and line.strip() not in old_lines and re.search(r"\w", line)
+    ]
+    body = "\n".join(changed)
+    ranked: list[str] = []
+    ranked += _DEF.findall(body)
+    harvested = identifiers.harvest(body, ("pin", "version", "url"))
+    ranked += harvested.get("pin", []) + harvested.get("version", []) + harvested.get("url", [])
+    ranked += [m for m in _ASSIGN.findall(body) if _distinctive(m)]
+    ranked += [m for m in _IDENT.findall(body) if _distinctive(m)]
+    ranked += [a or b for a, b in _LITERAL.findall(body) if " " not in (a or b).strip()]
+    out: list[str] = []
+    for token in ranked:
+        token = token.strip()
+        if not token or _in_old(token, old) or any(token in kept for kept in out):
+            continue
+        out.append(token)
+    if not out and changed:
+        lines = [line.strip() for line in changed if len(line.strip()) <= 160]
+        wordy = [line for line in lines if len(re.findall(r"\w", line)) >= 8]
+        out.extend((wordy or lines)[:1])
+    return out
+
+
+def _distinctive(name: str) -> bool:
+    return len(name) >= 4 and ("_" in name.strip("_") or "." in name or bool(_CAMEL.search(name)))
+
+
+def _in_old(token: str, old: str) -> bool:
+    """Whether ``token`` occurs in ``old`` as a whole name (not inside a longer one)."""
+    pos = old.find(token)
+    while pos >= 0:
+        before = old[pos - 1] if pos else " "
+        after = old[pos + len(token) : pos + len(token) + 1] or " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
+            return True
+        pos = old.find(token, pos + 1)
+    return False

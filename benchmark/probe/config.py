@@ -1,0 +1,27 @@
+"""Probe extraction settings (the ``probe`` Hydra group)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from benchmark.probe.models import PROBE_TYPES, ProbeType
+
+
+class ProbeConfig(BaseModel):
+    """Which probe types to ask, how many per type and point, and the selection seed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    types: list[ProbeType] = Field(default_factory=lambda: list(PROBE_TYPES))
+    per_type: int = Field(8, gt=0, description="max probes per type per compaction point")
+    seed: int = Field(0, description="drives the stratified pick when candidates exceed per_type")
+
+    @field_validator("types")
+    @classmethod
+    def _types(cls, types: list[ProbeType]) -> list[ProbeType]:
+        if not types:
+            raise ValueError(f"probe.types must list at least one of {', '.join(PROBE_TYPES)}")
+        dupes = sorted({t for t in types if types.count(t) > 1})
+        if dupes:
+            raise ValueError(f"probe.types lists {', '.join(dupes)} more than once")
+        return types

@@ -1,0 +1,236 @@
+"""Continuation probes: the state at the compaction point.
+
+Pending tasks come from the assistant's checklists and next-step lists; a task
+checked off later (in the region or the tail, never past the point's end) is
+done. Failing tests come from test runs; a later run that passes them closes
+them. Questions and evidence stay in the region; the tail only updates state.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from benchmark.probe.candidate import Candidate, View
+from benchmark.probe.models import Evidence, Fact
+from benchmark.probe.runs import still_failing
+from benchmark.probe.text import clip, normalize, prose, sentences, trim
+
+MAX_TASKS = 12
+MAX_TESTS = 6
+
+_CHECK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[([ xX✓✔~-]?)\]\s+(\S.*?)\s*$")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(\S.*?)\s*$")
+_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?\s*"
+    r"(?:todo|to-do|to do|remaining(?: tasks| work| items| steps)?|"
+    r"next steps?|pending(?: tasks| items)?|open (?:tasks|items)|action items|tasks|plan|"
+    r"checklist|still to do)\b[^\n]{0,40}$",
+    re.I,
+)
+_INLINE_TODO = re.compile(r"^\s*TODO:\s+(\S.*?)\s*$")
+_INTENT = re.compile(
+    r"^(?:next|now|then|after that|finally)\b|\b(?:I'll|I will|let's|let me|we need to|"
+    r"we should|next step|we can now)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One appearance of a task in an assistant message."""
+
+    key: str
+    text: str  # verbatim task text
+    index: int
+    done: bool
+
+
+def task_mentions(view: View) -> list[Mention]:
+    """Checklist items and next-step list items of assistant messages up to the point's end."""
+    out: list[Mention] = []
+    for i in range(view.start, view.end):
+        msg = view.transcript.messages[i]
+        if msg.role == "assistant" and msg.content:
+            out.extend(_mentions(msg.content, i))
+    return out
+
+
+def _mentions(content: str, index: int) -> Iterator[Mention]:
+    for chunk in prose(content):
+        under_heading = False
+        for line in chunk.splitlines():
+            check = _CHECK.match(line)
+            if check:
+                text = trim(check.group(2))
+                if text:
+                    done = check.group(1) in ("x", "X", "✓", "✔")
+                    yield Mention(normalize(text), text, index, done)
+                continue
+            if _is_heading(line):
+                under_heading = True
+                continue
+            item = _ITEM.match(line)
+            if item and under_heading:
+                text = trim(item.group(1))
+                if text:
+                    yield Mention(normalize(text), text, index, False)
+                continue
+            todo = _INLINE_TODO.match(line)
+            if todo and trim(todo.group(1)):
+                yield Mention(normalize(trim(todo.group(1))), trim(todo.group(1)), index, False)
+            if line.strip():
+                under_heading = False
+
+
+def _is_heading(line: str) -> bool:
+    stripped = line.strip().strip("*_").strip()
+    return bool(_HEADING.match(line)) and (line.lstrip().startswith("#") or stripped.endswith(":"))
+
+
+@dataclass
+class Task:
+    key: str
+    first: Mention
+    last: Mention  # latest mention up to the point's end: decides done or pending
+    region: Mention  # latest mention inside the region: the evidence
+
+
+def tasks(view: View) -> list[Task]:
+    """Tasks first mentioned in the region, with their state at the point's end."""
+    found: dict[str, Task] = {}
+    for m in task_mentions(view):
+        task = found.get(m.key)
+        if task is None:
+            if view.in_region(m.index):
+                found[m.key] = Task(m.key, m, m, m)
+            continue
+        task.last = m
+        if view.in_region(m.index):
+            task.region = m
+    return list(found.values())
+
+
+def continuation_candidates(view: View) -> list[Candidate]:
+    found = tasks(view)
+    return [*_pending(view, found), *_failing(view), *_completed(view, found), *_current(view)]
+
+
+def _pending(view: View, found: list[Task]) -> Iterator[Candidate]:
+    # Over the cap, the most recently opened tasks are the likeliest next steps.
+    pending = [t for t in found if not t.last.done][-MAX_TASKS:]
+    facts, evidence = [], []
+    for task in pending:
+        text = clip(task.region.text)
+        ev = view.evidence(task.region.index, text)
+        if ev is not None:
+            facts.append(Fact(kind="pending", text=text))
+            evidence.append(ev)
+    if not facts:
+        return
+    yield Candidate(
+        type="continuation",
+        question=(
+            "Which tasks from our plan or checklist were still open (not done yet) at this "
+            "point, and what should we do next?"
+        ),
+        answer="Still open: " + "; ".join(f.text for f in facts) + ".",
+        facts=tuple(facts),
+        evidence=tuple(evidence),
+        anchor=evidence[-1].message_index,
+        priority=True,
+    )
+
+
+def _completed(view: View, found: list[Task]) -> Iterator[Candidate]:
+    done = [t for t in found if t.last.done and t.region.done][:MAX_TASKS]
+    facts, evidence = [], []
+    for task in done:
+        text = clip(task.region.text)
+        ev = view.evidence(task.region.index, text)
+        if ev is not None:
+            facts.append(Fact(kind="detail", text=text))
+            evidence.append(ev)
+    if not facts:
+        return
+    yield Candidate(
+        type="continuation",
+        question="Which items of our task checklist had we already completed?",
+        answer="Completed: " + "; ".join(f.text for f in facts) + ".",
+        facts=tuple(facts),
+        evidence=tuple(evidence),
+        anchor=evidence[-1].message_index,
+    )
+
+
+def _failing(view: View) -> Iterator[Candidate]:
+    items = still_failing(view.test_runs, view.start, view.stop, view.end)[:MAX_TESTS]
+    facts: list[Fact] = []
+    evidence: list[Evidence] = []
+    parts = []
+    for item in items:
+        ev = view.evidence(item.run.result_index, item.line)
+        if ev is None:
+            continue
+        evidence.append(ev)
+        if item.test_id:
+            facts.append(Fact(kind="pending", text=item.test_id))
+        if item.reason and item.reason != item.test_id:
+            reason = clip(item.reason)
+            facts.append(Fact(kind="detail", text=reason))
+            reason_ev = view.evidence(item.run.result_index, reason)
+            if reason_ev is not None and reason_ev != ev:
+                evidence.append(reason_ev)
+        parts.append(f"`{item.test_id or item.run.command}`" + (
+            f" ({item.reason})" if item.reason else ""))
+    if not facts:
+        return
+    yield Candidate(
+        type="continuation",
+        question="Which tests were still failing at this point, and with what errors?",
+        answer="Still failing: " + "; ".join(parts) + ".",
+        facts=tuple(facts),
+        evidence=tuple(evidence),
+        anchor=max(e.message_index for e in evidence),
+        priority=True,
+    )
+
+
+def _current(view: View) -> Iterator[Candidate]:
+    """What was being worked on: the last file changed and the last stated next step."""
+    last_op = None
+    for op in view.file_ops:
+        if op.kind in ("write", "edit") and not op.failed and view.in_region(op.index):
+            last_op = op
+    intent: tuple[int, str] | None = None
+    floor = last_op.action_index if last_op else view.start
+    for i in range(view.stop - 1, floor - 1, -1):
+        msg = view.transcript.messages[i]
+        if msg.role != "assistant" or not msg.content:
+            continue
+        found = [s for s in sentences(msg.content) if _INTENT.search(s) and len(s) >= 20]
+        if found:
+            intent = (i, clip(found[-1]))
+            break
+    if last_op is None:
+        return
+    facts = [Fact(kind="identifier", text=last_op.path)]
+    evidence = [view.evidence(last_op.index, last_op.path)]
+    if intent is not None:
+        facts.append(Fact(kind="detail", text=intent[1]))
+        evidence.append(view.evidence(intent[0], intent[1]))
+    answer = f"We were changing `{last_op.path}`." + (
+        f" The next step we stated: {intent[1]}" if intent else "")
+    yield Candidate(
+        type="continuation",
+        question=(
+            "Before the latest messages, which file were we in the middle of changing, and "
+            "what were we about to do next?"
+        ),
+        answer=answer,
+        facts=tuple(facts),
+        evidence=tuple(e for e in evidence if e is not None),
+        anchor=max([last_op.index] + ([intent[0]] if intent else [])),
+        priority=True,
+    )

@@ -1,0 +1,136 @@
+"""Deterministic probe extraction: questions about one compaction point's region.
+
+Each probe type has its own extractor (``recall``, ``artifact``,
+``continuation``, ``decision``) producing candidates; this module checks them
+(evidence verbatim and inside the region, facts backed by evidence, no gold
+in the question), removes duplicate questions, picks at most ``per_type`` per
+type stratified over the region's positions, and numbers them stably.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from benchmark.compaction import CompactionPoint
+from benchmark.probe.artifact import artifact_candidates
+from benchmark.probe.candidate import Candidate, View
+from benchmark.probe.config import ProbeConfig
+from benchmark.probe.continuation import continuation_candidates
+from benchmark.probe.decision import decision_candidates
+from benchmark.probe.models import PROBE_TYPES, Evidence, Fact, Gold, Probe, ProbeType
+from benchmark.probe.recall import recall_candidates
+from benchmark.transcript.models import Transcript
+
+# Bump when extraction changes what it produces: it keys the probe cache.
+EXTRACTOR_VERSION = "1"
+
+EXTRACTORS: dict[ProbeType, Callable[[View], list[Candidate]]] = {
+    "recall": recall_candidates,
+    "artifact": artifact_candidates,
+    "continuation": continuation_candidates,
+    "decision": decision_candidates,
+}
+
+
+def generate_probes(
+    transcript: Transcript, point: CompactionPoint, config: ProbeConfig
+) -> list[Probe]:
+    """Probes about ``point``'s region (messages ``[head_end, tail_start)``).
+
+    Messages of the tail (up to ``point.end``) only inform the state at the
+    point (a task checked off later, a test fixed later); nothing before the
+    region or past ``point.end`` is read.
+    """
+    view = View.of(transcript, point)
+    if view.stop <= view.start:
+        return []
+    probes: list[Probe] = []
+    asked: set[str] = set()
+    for ptype in (t for t in PROBE_TYPES if t in config.types):
+        candidates = []
+        for raw in EXTRACTORS[ptype](view):
+            candidate = _checked(view, raw)
+            key = _question_key(candidate.question) if candidate else ""
+            if candidate is not None and key not in asked:
+                asked.add(key)
+                candidates.append(candidate)
+        rng = random.Random(f"{config.seed}:{point.head_end}:{point.tail_start}:{ptype}")
+        chosen = select(candidates, config.per_type, view, rng)
+        chosen.sort(key=lambda c: (c.anchor, c.question))
+        for n, candidate in enumerate(chosen):
+            probes.append(_probe(transcript, point, view, candidate, n))
+    return probes
+
+
+def select(candidates: list[Candidate], k: int, view: View, rng: random.Random) -> list[Candidate]:
+    """At most ``k`` candidates: priority ones first, then one per position stratum.
+
+    The region is cut into as many equal strata as there are free slots; each
+    round draws one candidate (seeded) from every stratum that still has some,
+    so the start, middle and end of the region are all asked about.
+    """
+    chosen = [c for c in candidates if c.priority][:k]
+    rest = sorted((c for c in candidates if not c.priority), key=lambda c: (c.anchor, c.question))
+    slots = k - len(chosen)
+    if len(rest) <= slots:
+        return chosen + rest
+    if slots <= 0:
+        return chosen
+    strata: list[list[Candidate]] = [[] for _ in range(slots)]
+    for c in rest:
+        strata[min(slots - 1, int(position(view, c.anchor) * slots))].append(c)
+    while slots > 0:
+        for stratum in strata:
+            if stratum and slots > 0:
+                chosen.append(stratum.pop(rng.randrange(len(stratum))))
+                slots -= 1
+    return chosen
+
+
+def position(view: View, index: int) -> float:
+    """Where message ``index`` sits in the region: 0 = first message, 1 = last."""
+    span = max(1, view.stop - view.start - 1)
+    return min(1.0, max(0.0, (index - view.start) / span))
+
+
+def _checked(view: View, c: Candidate) -> Candidate | None:
+    """The candidate with only verifiable parts, or ``None`` when nothing verifiable is left."""
+    evidence: list[Evidence] = []
+    for ev in c.evidence:
+        inside = view.in_region(ev.message_index) and ev.quote in view.texts[ev.message_index]
+        if inside and ev not in evidence:
+            evidence.append(ev)
+    question = c.question.lower()
+    facts: list[Fact] = []
+    for fact in c.facts:
+        text = fact.text
+        if not text.strip() or text.lower() in question or fact in facts:
+            continue
+        if any(text in view.texts[ev.message_index] for ev in evidence):
+            facts.append(fact)
+    if not evidence or not facts:
+        return None
+    used = [ev for ev in evidence if any(f.text in view.texts[ev.message_index] for f in facts)]
+    return Candidate(
+        c.type, c.question, c.answer, tuple(facts), tuple(used or evidence), c.anchor, c.priority
+    )
+
+
+def _question_key(question: str) -> str:
+    return " ".join(question.lower().split())
+
+
+def _probe(
+    transcript: Transcript, point: CompactionPoint, view: View, c: Candidate, n: int
+) -> Probe:
+    return Probe(
+        id=f"{transcript.id}/p{point.ordinal}/{c.type}/{n}",
+        type=c.type,
+        question=c.question,
+        gold=Gold(answer=c.answer, facts=list(c.facts)),
+        evidence=list(c.evidence),
+        transcript_id=transcript.id,
+        point=point.ordinal,
+        position=position(view, c.anchor),
+    )

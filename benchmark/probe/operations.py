@@ -1,0 +1,279 @@
+"""File operations derived from agent actions: what was written, edited, read, deleted.
+
+Real agents name the same operation many ways (``write_file``, ``Write``,
+``str_replace_editor`` with ``command=create``, ``apply_patch``, ``cat > x``,
+SWE-agent's ``create``/``edit``), so tool names and argument keys are matched
+from small vocabularies and shell commands are tokenized rather than guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from benchmark.probe.actions import Action, open_file
+from benchmark.probe.shell import programs, shell_ops
+
+OpKind = Literal["write", "edit", "read", "delete", "touch"]
+
+WRITE_TOOLS = frozenset(
+    {
+        "write_file", "create_file", "write", "create", "write_to_file", "writefile",
+        "save_file", "new_file", "create_new_file", "file_write",
+    }
+)
+EDIT_TOOLS = frozenset(
+    {
+        "edit_file", "edit", "multiedit", "multi_edit", "str_replace", "replace",
+        "replace_in_file", "search_replace", "search_and_replace", "insert", "modify_file",
+        "update_file", "append_file", "append_to_file", "patch_file", "edit_code", "file_edit",
+    }
+)
+EDITOR_TOOLS = frozenset(
+    {"str_replace_editor", "str_replace_based_edit_tool", "text_editor", "editor", "file_editor"}
+)
+READ_TOOLS = frozenset(
+    {
+        "read_file", "read", "view", "open", "cat", "view_file", "open_file", "get_file",
+        "read_files", "read_many_files", "show_file", "file_read", "readfile",
+    }
+)
+PATCH_TOOLS = frozenset({"apply_patch", "patch", "applypatch", "apply_diff"})
+SEARCH_TOOLS = frozenset(
+    {
+        "grep", "search", "glob", "find", "find_file", "search_dir", "search_file", "ls",
+        "list_dir", "list_directory", "list_files", "codebase_search", "file_search", "goto",
+        "scroll_up", "scroll_down", "filemap",
+    }
+)
+PATH_KEYS = ("path", "file_path", "filename", "file", "filepath", "target_file",
+             "absolute_path", "notebook_path", "paths", "files")
+OLD_KEYS = ("old_str", "old_string", "search", "old", "old_text", "find")
+NEW_KEYS = ("new_str", "new_string", "replace", "new", "new_text", "replacement",
+            "insert_text", "text", "content", "file_text", "contents")
+PATCH_KEYS = ("input", "patch", "diff", "_raw", "content")
+
+_FAILED = re.compile(
+    r"^\s*(?:(?:error|failed|failure|exception)\s*[:!]|failed to\b)|no replacement was performed|"
+    r"did not appear "
+    r"verbatim|your proposed edit has introduced|no such file|file not found|does not exist|"
+    r"could not find|was not found|not found in (?:the )?file|no match(?:es)? found|"
+    r"permission denied",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class FileOp:
+    """One operation on one file.
+
+    ``path`` is spelled as it appears verbatim in message ``index`` (the call
+    or its result), so it can serve as a gold fact with that message as evidence.
+    """
+
+    kind: OpKind
+    path: str
+    index: int
+    action_index: int
+    added: str = ""
+    removed: str = ""
+    failed: bool = False
+    result_index: int | None = None
+
+    def changed(self) -> str:
+        """The added lines the replaced text did not already have (context lines dropped)."""
+        old = {line.strip() for line in self.removed.splitlines()}
+        return "\n".join(
+            line for line in self.added.splitlines() if line.strip() and line.strip() not in old
+        )
+
+
+def file_ops(actions: list[Action], texts: dict[int, str]) -> list[FileOp]:
+    """Every file operation of ``actions``, in order."""
+    ops: list[FileOp] = []
+    current: str | None = None  # the SWE-agent editor's open file
+    for action in actions:
+        for kind, path, added, removed in _raw_ops(action, current):
+            failed = _failed(action, kind)
+            spelled = _spelled(path, action, texts)
+            if spelled is None:
+                continue
+            text_index, spelling = spelled
+            ops.append(
+                FileOp(
+                    kind, spelling, text_index, action.index, added, removed, failed,
+                    action.result_index,
+                )
+            )
+            if kind in ("write", "read", "edit") and action.tool in ("open", "create"):
+                current = spelling
+        named = open_file(action.result) if action.result else None
+        if named:
+            current = named
+    return ops
+
+
+def is_inspection(action: Action) -> bool:
+    """True when the action only looks at files (its output is file content, not a run)."""
+    tool = action.tool
+    if action.command is not None:
+        return _inspects(action.command)
+    if tool in READ_TOOLS or tool in SEARCH_TOOLS:
+        return True
+    return tool in EDITOR_TOOLS and str(action.args.get("command", "")) == "view"
+
+
+def _raw_ops(action: Action, current: str | None) -> list[tuple[OpKind, str, str, str]]:
+    """(kind, path, added text, removed text) tuples of one action."""
+    tool, args = action.tool, action.args
+    if action.command is not None:
+        return [(kind, path, added, "") for kind, path, added in shell_ops(action.command)]
+    paths = paths_of(args)
+    if tool in EDITOR_TOOLS:
+        sub = str(args.get("command", ""))
+        kind: OpKind | None = {
+            "create": "write", "str_replace": "edit", "insert": "edit", "view": "read",
+            "undo_edit": "edit",
+        }.get(sub)
+        if kind is None:
+            return []
+        return [(kind, p, _text(args, NEW_KEYS), _text(args, OLD_KEYS)) for p in paths]
+    if tool in PATCH_TOOLS:
+        return _patch_ops(_patch_text(args))
+    if tool in WRITE_TOOLS:
+        paths = paths or ([current] if tool == "create" and current else [])
+        return [("write", p, _text(args, NEW_KEYS), "") for p in paths]
+    if tool in EDIT_TOOLS:
+        paths = paths or ([current] if current else [])
+        added, removed = _edit_texts(args)
+        return [("edit", p, added, removed) for p in paths]
+    if tool in READ_TOOLS:
+        return [("read", p, "", "") for p in paths]
+    return []
+
+
+def paths_of(args: dict[str, Any]) -> list[str]:
+    for key in PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return [value.strip()]
+        if isinstance(value, list):
+            return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+    return []
+
+
+def _text(args: dict[str, Any], keys: tuple[str, ...]) -> str:
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def _edit_texts(args: dict[str, Any]) -> tuple[str, str]:
+    edits = args.get("edits")
+    if isinstance(edits, list):
+        pairs = [e for e in edits if isinstance(e, dict)]
+        added = "\n".join(_text(e, NEW_KEYS) for e in pairs)
+        removed = "\n".join(_text(e, OLD_KEYS) for e in pairs)
+        return added, removed
+    return _text(args, NEW_KEYS), _text(args, OLD_KEYS)
+
+
+def _patch_text(args: dict[str, Any]) -> str:
+    for key in PATCH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str):
+            return value
+    command = args.get("command")
+    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        return command[-1]
+    return command if isinstance(command, str) else ""
+
+
+_PATCH_HEAD = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$")
+_DIFF_OLD = re.compile(r"^--- (?:a/)?(\S+)")
+_DIFF_NEW = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
+
+
+def _patch_ops(patch: str) -> list[tuple[OpKind, str, str, str]]:
+    """Operations of an ``apply_patch`` envelope or a unified diff."""
+    ops: list[tuple[OpKind, str, list[str], list[str]]] = []
+    old_path: str | None = None
+    for line in patch.splitlines():
+        head = _PATCH_HEAD.match(line)
+        if head:
+            kind: OpKind = {"Add": "write", "Update": "edit", "Delete": "delete"}[head.group(1)]
+            ops.append((kind, head.group(2), [], []))
+            continue
+        if line.startswith("--- "):
+            found = _DIFF_OLD.match(line)
+            old_path = found.group(1) if found else None
+            continue
+        if line.startswith("+++ ") and old_path is not None:
+            found = _DIFF_NEW.match(line)
+            new_path = found.group(1) if found else "/dev/null"
+            if new_path == "/dev/null":
+                ops.append(("delete", old_path, [], []))
+            else:
+                ops.append(("write" if old_path == "/dev/null" else "edit", new_path, [], []))
+            old_path = None
+            continue
+        if ops and line.startswith("+") and not line.startswith("+++"):
+            ops[-1][2].append(line[1:])
+        elif ops and line.startswith("-") and not line.startswith("---"):
+            ops[-1][3].append(line[1:])
+    return [(k, p, "\n".join(a), "\n".join(r)) for k, p, a, r in ops]
+
+
+def _spelled(path: str, action: Action, texts: dict[int, str]) -> tuple[int, str] | None:
+    """Where ``path`` (or its basename-free tail) appears verbatim: the call, then the result."""
+    path = path.strip()
+    if not path:
+        return None
+    spellings = [path]
+    if path.startswith("./"):
+        spellings.append(path[2:])
+    for where in (action.index, action.result_index):
+        if where is None or where not in texts:
+            continue
+        for spelling in spellings:
+            if spelling in texts[where]:
+                return where, spelling
+    return None
+
+
+def _failed(action: Action, kind: OpKind) -> bool:
+    """A tool's own error reply; for a read only its first line counts (the rest is content)."""
+    if action.command is not None or not action.result:
+        return False
+    head = action.result.lstrip().split("\n", 1)[0] if kind == "read" else action.result[:400]
+    return bool(_FAILED.search(head))
+
+
+_INSPECT_PROGRAMS = frozenset(
+    {
+        "cat", "head", "tail", "less", "more", "nl", "wc", "grep", "egrep", "rg", "ag", "ack",
+        "find", "ls", "tree", "file", "stat", "bat", "awk", "diff", "cd", "pwd", "echo",
+        "which", "type", "du", "jq", "find_file", "search_dir", "search_file",
+    }
+)
+_GIT_INSPECT = frozenset({"diff", "show", "log", "status", "blame", "grep"})
+
+
+@lru_cache(maxsize=4096)
+def _inspects(command: str) -> bool:
+    """A shell command that only shows files (``cat x``, ``grep -n y``, ``sed -n 1,9p``)."""
+    found = programs(command)
+    if not found or any(kind != "read" for kind, _, _ in shell_ops(command)):
+        return False
+    for program, args in found:
+        if program == "sed" and not any(a.startswith("-i") for a in args):
+            continue
+        if program == "git" and args[:1] and args[0] in _GIT_INSPECT:
+            continue
+        if program not in _INSPECT_PROGRAMS:
+            return False
+    return True

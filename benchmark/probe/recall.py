@@ -1,0 +1,261 @@
+"""Recall probes: exact errors, failing commands, pinned versions, values the assistant stated."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from benchmark import identifiers
+from benchmark.probe.actions import Action
+from benchmark.probe.candidate import Candidate, View
+from benchmark.probe.models import Fact
+from benchmark.probe.operations import is_inspection, paths_of
+from benchmark.probe.runs import error_lines, main_error
+from benchmark.probe.text import clip, fact_kind, first_line, sentences, trim, unquote
+
+_INSTALL = re.compile(
+    r"\b(?:pip3?|uv|poetry|pipenv|conda|npm|yarn|pnpm|cargo|gem)\b[^\n]*?\b(?:install|add|i)\b"
+)
+_PIN_SPLIT = re.compile(r"^([A-Za-z][\w.\[\]-]*?)(==|>=|<=|~=|@)(.+)$")
+_PIN_PROSE = re.compile(
+    r"\bpin(?:ned|ning|s)?\s+(?:the\s+)?`?([A-Za-z][\w.-]*)`?\s+(?:to|at)\s+(?:version\s+)?"
+    r"`?v?(\d+(?:\.\d+)+(?:[-.]?(?:rc|a|b|dev|post)\d*)?)`?",
+    re.I,
+)
+_PIN_WORD = re.compile(r"\bpin", re.I)
+_TOML_PIN = re.compile(r"^\s*\"?([A-Za-z][\w.-]*)\"?\s*[=:]\s*\"[\^~=]*(\d+(?:\.\d+)+)\"", re.M)
+_SET_TO = re.compile(
+    r"\b(?:set|setting|changed?|changing|raised?|raising|lowered|lowering|increased?|"
+    r"increasing|decreased?|reduced?|bumped?|updated?)\s+(?:the\s+)?"
+    r"(`[^`\n]+`|[A-Za-z_][\w.-]*(?:\s+[A-Za-z_][\w.-]*){0,2}?)\s+"
+    r"(?:from\s+(?:`[^`\n]+`|\S+)\s+)?to\s+(`[^`\n]+`|[\w.:/%-]*\d[\w.:/%-]*)",
+    re.I,
+)
+_DUE_TO = re.compile(
+    r"^(?P<subject>.{8,120}?)\s+(?:is|was|are|were)\s+(?:likely\s+|probably\s+|most likely\s+)?"
+    r"(?P<verb>due to|caused by|because of)\s+(?P<cause>.{8,})$"
+)
+_ROOT = re.compile(
+    r"\broot cause(?:\s+of\s+(?P<topic>[^,.;:]{3,80}?))?\s*(?:is|was|:)\s+(?:that\s+)?"
+    r"(?P<cause>.{8,})",
+    re.I,
+)
+_PRONOUNS = frozenset({"it", "this", "that", "these", "those", "they", "them", "which", "what"})
+
+
+def recall_candidates(view: View) -> list[Candidate]:
+    return [*_errors(view), *_commands_by_error(view), *_pins(view), *_stated(view)]
+
+
+def describe(action: Action) -> str | None:
+    """A cue naming the action in a question: its command, or its tool and file."""
+    if action.command is not None:
+        return f"`{first_line(action.command)}`"
+    line = action.args.get("_line")
+    if isinstance(line, str) and line:
+        return f"the `{first_line(line)}` command"
+    paths = paths_of(action.args)
+    if paths:
+        return f"the `{action.name}` call on `{paths[0]}`"
+    return f"the `{action.name}` call"
+
+
+def _errors(view: View) -> Iterator[Candidate]:
+    runs = {run.index: run for run in view.test_runs}
+    for action in view.actions:
+        if not (view.in_region(action.index) and view.in_region(action.result_index)):
+            continue
+        if is_inspection(action):
+            continue
+        err = main_error(action.result)
+        cue = describe(action)
+        if err is None or cue is None:
+            continue
+        run = runs.get(action.index)
+        failed = list(run.failures.items())[:3] if run else []
+        facts: list[Fact] = []
+        evidence = [view.evidence(action.index, cue.split("`")[1])]
+        if failed:  # a test run: each failing test with its own error
+            for test_id, (line, reason) in failed:
+                facts.append(Fact(kind="identifier", text=test_id))
+                if reason:
+                    facts.append(Fact(kind="detail", text=clip(reason)))
+                evidence.append(view.evidence(action.result_index, line))
+            summary = "; ".join(
+                f"`{t}`" + (f" ({clip(r)})" if r else "") for t, (_, r) in failed
+            )
+            answer = f"{cue} failed: {summary}."
+        else:
+            facts.append(Fact(kind="detail", text=err.text))
+            evidence.append(view.evidence(action.result_index, err.text))
+            answer = f"{cue} failed with `{err.text}`."
+        yield Candidate(
+            type="recall",
+            question=f"What exact error did {cue} fail with?",
+            answer=_sentence(answer),
+            facts=tuple(facts),
+            evidence=tuple(e for e in evidence if e is not None),
+            anchor=action.result_index or action.index,
+        )
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _commands_by_error(view: View) -> Iterator[Candidate]:
+    """'Which command failed with a ModuleNotFoundError?' when exactly one command did."""
+    by_name: dict[str, dict[str, tuple[Action, str]]] = {}
+    for action in view.actions:
+        if action.command is None or not view.in_region(action.result_index):
+            continue
+        if not view.in_region(action.index) or is_inspection(action):
+            continue
+        command = first_line(action.command, 200)
+        for err in error_lines(action.result):
+            if err.kind == "exception" and err.name:
+                by_name.setdefault(err.name, {}).setdefault(command, (action, err.text))
+    for name, commands in by_name.items():
+        if len(commands) != 1:
+            continue
+        command, (action, err_text) = next(iter(commands.items()))
+        article = "an" if name[0] in "AEIOU" else "a"
+        evidence = (
+            view.evidence(action.index, command),
+            view.evidence(action.result_index, err_text),
+        )
+        yield Candidate(
+            type="recall",
+            question=f"Which command failed with {article} `{name}`?",
+            answer=f"`{command}` failed with `{err_text}`.",
+            facts=(Fact(kind="identifier", text=command),),
+            evidence=tuple(e for e in evidence if e is not None),
+            anchor=action.index,
+        )
+
+
+def _pins(view: View) -> Iterator[Candidate]:
+    """Versions pinned by edits of dependency files, install commands or the assistant's words."""
+    found: dict[str, tuple[str, str, str, int]] = {}  # package -> (name, op, version, index)
+
+    def add(name: str, op: str, version: str, index: int) -> None:
+        if view.in_region(index) and version in view.texts[index]:
+            key = name.lower()
+            found.pop(key, None)  # the latest pin wins and moves to the end
+            found[key] = (name, op, version, index)
+
+    for op in view.file_ops:
+        if op.kind in ("write", "edit") and not op.failed and op.added:
+            for name, pin_op, version in _pins_in(op.changed(), op.path):
+                add(name, pin_op, version, op.action_index)
+    for action in view.actions:
+        if action.command and _INSTALL.search(action.command):
+            for name, pin_op, version in _pins_in(action.command, ""):
+                add(name, pin_op, version, action.index)
+    for i in view.region_indices():
+        msg = view.transcript.messages[i]
+        if msg.role != "assistant" or not msg.content:
+            continue
+        for sentence in sentences(msg.content):
+            if not _PIN_WORD.search(sentence):
+                continue
+            for match in _PIN_PROSE.finditer(sentence):
+                add(match.group(1), "==", match.group(2), i)
+            for name, pin_op, version in _pins_in(sentence, ""):
+                add(name, pin_op, version, i)
+    for name, op, version, index in sorted(found.values(), key=lambda item: item[3]):
+        exact = op in ("==", "@")
+        text = version if exact else f"{op}{version}"
+        if text not in view.texts[index]:
+            text = version
+        question = (
+            f"Which version of `{name}` did we pin?"
+            if exact
+            else f"What version constraint did we set for `{name}`?"
+        )
+        evidence = view.evidence(index, text)
+        if evidence is None:
+            continue
+        yield Candidate(
+            type="recall",
+            question=question,
+            answer=f"`{name}` was pinned to `{text}`.",
+            facts=(Fact(kind="identifier", text=text),),
+            evidence=(evidence,),
+            anchor=index,
+        )
+
+
+def _pins_in(text: str, path: str) -> Iterator[tuple[str, str, str]]:
+    for pin in identifiers.PATTERNS["pin"].findall(text):
+        match = _PIN_SPLIT.match(pin)
+        if match and not match.group(1).endswith("."):
+            yield match.group(1), match.group(2), match.group(3)
+    if path.endswith((".toml", "package.json", "Pipfile")):
+        for match in _TOML_PIN.finditer(text):
+            if match.group(1).lower() not in ("version", "python", "requires-python"):
+                yield match.group(1), "==", match.group(2)
+
+
+def _stated(view: View) -> Iterator[Candidate]:
+    """Values and causes the assistant stated in prose ("set X to 30", "X is due to Y")."""
+    failures: dict[int, str] = {}  # result message -> cue of the action that failed there
+    for action in view.actions:
+        if action.result_index is not None and not is_inspection(action):
+            cue = describe(action)
+            if cue and main_error(action.result) is not None:
+                failures[action.result_index] = cue
+    last_failure = ""
+    for i in view.region_indices():
+        last_failure = failures.get(i, last_failure)
+        msg = view.transcript.messages[i]
+        if msg.role != "assistant" or not msg.content:
+            continue
+        for sentence in sentences(msg.content):
+            yield from _stated_in(view, i, sentence, last_failure)
+
+
+def _stated_in(view: View, index: int, sentence: str, last_failure: str) -> Iterator[Candidate]:
+    for match in _SET_TO.finditer(sentence):
+        key, value = unquote(match.group(1)), unquote(match.group(2))
+        if key.lower() in _PRONOUNS or not value or key.lower().split()[0] in _PRONOUNS:
+            continue
+        value = trim(value)
+        if not value:
+            continue
+        cue = f"`{key}`" if match.group(1).startswith("`") or " " not in key else f"the {key}"
+        yield _cause(view, index, f"What value did we set {cue} to?", value,
+                     f"We set {cue} to `{value}`.")
+    due = _DUE_TO.match(sentence)
+    if due:
+        subject = due.group("subject").strip()
+        first = subject.split()[0].lower()
+        if first not in _PRONOUNS and first not in ("and", "but", "so"):
+            subject = subject[0].lower() + subject[1:] if subject.startswith("The ") else subject
+            cause = trim(clip(due.group("cause")))
+            yield _cause(view, index, f"What was {subject} {due.group('verb')}?", cause,
+                         f"It was {due.group('verb')} {cause}.")
+    root = _ROOT.search(sentence)
+    if root:
+        topic = root.group("topic")
+        if topic:
+            about = f" of {trim(topic)}"
+        elif last_failure:
+            about = f" of the failure of {last_failure}"
+        else:
+            about = " of the problem we were debugging"
+        cause = trim(clip(root.group("cause")))
+        yield _cause(view, index, f"What did we identify as the root cause{about}?", cause,
+                     f"The root cause: {cause}.")
+
+
+def _cause(view: View, index: int, question: str, fact: str, answer: str) -> Candidate:
+    evidence = view.evidence(index, fact)
+    return Candidate(
+        type="recall",
+        question=question,
+        answer=answer,
+        facts=(Fact(kind=fact_kind(fact), text=fact),),
+        evidence=(evidence,) if evidence else (),
+        anchor=index,
+    )

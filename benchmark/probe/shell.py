@@ -1,0 +1,172 @@
+"""File effects of shell commands: ``cat > x <<EOF``, ``sed -i``, ``touch``, ``mv``, ``rm``...
+
+Commands are tokenized with :mod:`shlex` (quotes and operators respected)
+line by line; heredoc bodies are taken as the content written, never parsed
+as commands.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Literal
+
+ShellOp = tuple[Literal["write", "edit", "read", "delete", "touch"], str, str]
+
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
+_CONTROL = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
+_REDIRECT = frozenset({">", ">>", ">|", "&>", "&>>"})
+_READERS = frozenset({"cat", "head", "tail", "less", "more", "nl", "bat", "view", "wc"})
+_WRAPPERS = frozenset({"sudo", "time", "nohup", "env", "command", "exec"})
+_PLAIN = re.compile(r"[;&|()<>]+|[^\s;&|()<>]+")
+_EXT = re.compile(r"\.[A-Za-z][\w-]{0,9}$")
+
+
+def looks_like_path(word: str) -> bool:
+    """A word that names a file: has an extension or a slash, no globs, no flags, no URL."""
+    if not word or word.startswith("-") or "://" in word or any(c in word for c in "*?$`{}<>|;="):
+        return False
+    if word in (".", "..", "/", "~") or word.startswith("/dev/") or word.startswith("&"):
+        return False
+    name = word.rstrip("/").rsplit("/", 1)[-1]
+    return bool(name) and not name.isdigit() and ("/" in word or bool(_EXT.search(name)))
+
+
+def lines_with_heredocs(command: str) -> list[tuple[str, str]]:
+    """(command line, heredoc body) pairs; the body is ``""`` when there is none."""
+    out: list[tuple[str, str]] = []
+    lines = command.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        marker = _HEREDOC.search(line)
+        body: list[str] = []
+        if marker:
+            while i < len(lines) and lines[i].strip() != marker.group(2):
+                body.append(lines[i])
+                i += 1
+            i += 1
+            line = line[: marker.start()] + line[marker.end() :]
+        out.append((line, "\n".join(body)))
+    return out
+
+
+def simple_commands(line: str) -> list[tuple[list[str], list[tuple[str, str]]]]:
+    """(argv, [(redirect operator, target)]) for each simple command of one line."""
+    words = _words(line)
+    commands: list[tuple[list[str], list[tuple[str, str]]]] = []
+    argv: list[str] = []
+    redirects: list[tuple[str, str]] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _CONTROL:
+            if argv:
+                commands.append((argv, redirects))
+            argv, redirects = [], []
+        elif word in _REDIRECT or word in ("<", "2>", ">&"):
+            target = words[i + 1] if i + 1 < len(words) else ""
+            redirects.append((word, target))
+            i += 1
+        else:
+            argv.append(word)
+        i += 1
+    if argv:
+        commands.append((argv, redirects))
+    return commands
+
+
+def _words(line: str) -> list[str]:
+    """Shell words and operators; :mod:`shlex` only when quoting makes it necessary."""
+    if not any(c in line for c in "'\"\\#"):
+        return _PLAIN.findall(line)
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        return list(lexer)
+    except ValueError:
+        return line.split()
+
+
+def programs(command: str) -> list[tuple[str, list[str]]]:
+    """(program, args) of every simple command, wrappers and env assignments skipped."""
+    out: list[tuple[str, list[str]]] = []
+    for line, _ in lines_with_heredocs(command):
+        for argv, _redirects in simple_commands(line):
+            argv = _unwrap(argv)
+            if argv:
+                out.append((argv[0].rsplit("/", 1)[-1], argv[1:]))
+    return out
+
+
+def shell_ops(command: str) -> list[ShellOp]:
+    """(kind, path, written text) for every file a shell command touches."""
+    ops: list[ShellOp] = []
+    for line, body in lines_with_heredocs(command):
+        for argv, redirects in simple_commands(line):
+            argv = _unwrap(argv)
+            for op, target in redirects:
+                if op in _REDIRECT and looks_like_path(target):
+                    kind = "edit" if op.endswith(">>") else "write"
+                    ops.append((kind, target, body or _echoed(argv)))
+                elif op == "<" and looks_like_path(target):
+                    ops.append(("read", target, ""))
+            if argv:
+                ops.extend(_program_ops(argv, body))
+    return ops
+
+
+def _unwrap(argv: list[str]) -> list[str]:
+    while argv and (argv[0] in _WRAPPERS or re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0])):
+        argv = argv[1:]
+    return argv
+
+
+def _echoed(argv: list[str]) -> str:
+    return " ".join(argv[1:]) if argv and argv[0] in ("echo", "printf") else ""
+
+
+def _program_ops(argv: list[str], body: str) -> list[ShellOp]:
+    program, args = argv[0].rsplit("/", 1)[-1], argv[1:]
+    paths = [a for a in args if looks_like_path(a)]
+    if program in _READERS and not (program == "cat" and body):
+        return [("read", p, "") for p in paths]
+    if program == "sed":
+        return _sed_ops(args)
+    if program == "touch":
+        return [("touch", p, "") for p in paths]
+    if program == "tee":
+        return [("edit" if "-a" in args else "write", p, body) for p in paths]
+    if program in ("rm", "unlink"):
+        return [("delete", p, "") for p in paths]
+    if program in ("mv", "cp") and len(paths) >= 2:
+        first: ShellOp = ("delete" if program == "mv" else "read", paths[0], "")
+        return [first, ("write", paths[-1], "")]
+    if program == "git" and args[:1] == ["mv"] and len(paths) >= 2:
+        return [("delete", paths[0], ""), ("write", paths[-1], "")]
+    return []
+
+
+def _sed_ops(args: list[str]) -> list[ShellOp]:
+    """``sed [-i] [-e script | script] files``: the script is never a file."""
+    in_place = any(a == "--in-place" or re.fullmatch(r"-[a-zA-Z]*i.*", a) for a in args)
+    scripts: list[str] = []
+    files: list[str] = []
+    explicit = any(a in ("-e", "--expression") for a in args)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-e", "--expression", "-f") and i + 1 < len(args):
+            scripts.append(args[i + 1])
+            i += 2
+            continue
+        if not arg.startswith("-"):
+            if not explicit and not scripts:
+                scripts.append(arg)
+            elif looks_like_path(arg):
+                files.append(arg)
+        i += 1
+    script = "\n".join(scripts)
+    return [("edit" if in_place else "read", f, script if in_place else "") for f in files]

@@ -1,0 +1,125 @@
+"""Text helpers for probe extraction.
+
+Every helper returns verbatim substrings of its input: gold facts and evidence
+quotes must be findable in the transcript exactly as written, so nothing here
+rewrites, re-joins or normalizes the text it hands back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from benchmark import identifiers
+from benchmark.probe.models import FactKind
+
+MAX_FACT = 200
+MAX_QUOTE = 240
+
+_FENCE = re.compile(r"```[^\n]*\n.*?(?:```|\Z)", re.S)
+_BULLET = re.compile(r"^\s*(?:[-*+>]|\d+[.)]|#{1,6})\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")
+_EDGE = " \t\r\n,;:.!?"
+
+
+def clip(text: str, limit: int = MAX_FACT) -> str:
+    """The stripped text, or its longest word-boundary prefix within ``limit`` chars."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit + 1)
+    if cut < limit // 2:
+        cut = limit
+    return text[:cut].rstrip()
+
+
+def trim(text: str) -> str:
+    """Strip whitespace and edge punctuation (a substring of the input stays a substring)."""
+    text = text.strip(_EDGE)
+    if text.count("`") == 1:
+        text = text.strip("`").strip(_EDGE)
+    if text.startswith("**") or text.endswith("**"):
+        text = text.strip("*").strip(_EDGE)
+    return text
+
+
+def unquote(text: str) -> str:
+    """Drop one pair of wrapping backticks or quotes (the inside is still verbatim)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "`'\"":
+        return text[1:-1].strip()
+    return text
+
+
+def line_at(text: str, pos: int) -> str:
+    """The line of ``text`` that contains offset ``pos``, without its line break."""
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start : len(text) if end < 0 else end].rstrip("\r")
+
+
+def quote_around(text: str, needle: str, width: int = MAX_QUOTE) -> str | None:
+    """A verbatim quote of ``text`` holding ``needle``: its line, or a window of it."""
+    pos = text.find(needle)
+    if pos < 0 or not needle:
+        return None
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos + len(needle))
+    end = len(text) if end < 0 else end
+    if end - start > max(width, len(needle)):
+        start = max(start, pos - max(0, width - len(needle)) // 2)
+        end = min(end, start + max(width, len(needle)))
+    quote = text[start:end].strip()
+    return quote if needle in quote else needle
+
+
+def prose(content: str) -> Iterator[str]:
+    """The stretches of ``content`` outside fenced code blocks."""
+    last = 0
+    for match in _FENCE.finditer(content):
+        if match.start() > last:
+            yield content[last : match.start()]
+        last = match.end()
+    if last < len(content):
+        yield content[last:]
+
+
+def prose_lines(content: str) -> Iterator[str]:
+    """Non-empty prose lines, bullets and heading marks removed."""
+    for chunk in prose(content):
+        for line in chunk.splitlines():
+            body = line[_BULLET.match(line).end() :] if _BULLET.match(line) else line
+            body = body.strip()
+            if body:
+                yield body
+
+
+def sentences(content: str) -> Iterator[str]:
+    """Prose sentences of ``content``; a sentence never spans a line break."""
+    for line in prose_lines(content):
+        for part in _SENTENCE_END.split(line):
+            part = part.strip()
+            if part:
+                yield part
+
+
+def fact_kind(text: str) -> FactKind:
+    """``identifier`` for an exact token (path, version, pin, SHA, URL, issue, code name,
+    number), ``detail`` for a phrase."""
+    if text in identifiers.tokens(text) or not any(ch.isspace() for ch in text):
+        return "identifier"
+    return "detail"
+
+
+def first_line(text: str, limit: int = 100) -> str:
+    """First non-empty line of ``text``, clipped; used as a cue in questions."""
+    for line in text.splitlines():
+        if line.strip():
+            return clip(line, limit)
+    return clip(text, limit)
+
+
+def normalize(text: str) -> str:
+    """Lower-cased, markup-free, whitespace-collapsed key for matching the same task."""
+    text = re.sub(r"[`*_~]", "", text.lower())
+    return re.sub(r"\s+", " ", text).strip(_EDGE)

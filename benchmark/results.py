@@ -1,0 +1,106 @@
+"""What a job produces, and the flat views of it (metrics, per-probe rows)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from benchmark.answerer.base import Answer
+from benchmark.compaction import CompactionPoint
+from benchmark.judge.base import Judgment
+from benchmark.probe.models import PROBE_TYPES, Probe
+from benchmark.rubric import Rubric, Scores, aggregate
+from benchmark.transcript.models import Message
+
+
+class ProbeResult(BaseModel):
+    probe: Probe
+    answer: Answer
+    judgment: Judgment
+    score: float | None = Field(description="this probe's overall on the rubric; None if failed")
+
+    @property
+    def failed(self) -> bool:
+        return self.answer.failed or self.judgment.failed
+
+
+class PointResult(BaseModel):
+    point: CompactionPoint
+    tokens_after: int
+    context: list[Message] = Field(description="the compacted context the answerer saw")
+    probes: list[ProbeResult]
+
+    @property
+    def compression_ratio(self) -> float:
+        return self.point.tokens_before / max(1, self.tokens_after)
+
+
+class JobResult(BaseModel):
+    policy: str
+    transcripts: list[str]
+    rubric: Rubric
+    points: list[PointResult]
+
+    @property
+    def probe_results(self) -> list[ProbeResult]:
+        return [r for p in self.points for r in p.probes]
+
+    def scores(self, probe_type: str | None = None) -> Scores:
+        """Roll-up over judged probes (failed ones are counted, not scored)."""
+        return aggregate(
+            self.rubric,
+            (
+                r.judgment.scores()
+                for r in self.probe_results
+                if not r.failed and (probe_type is None or r.probe.type == probe_type)
+            ),
+        )
+
+    def metrics(self) -> dict[str, float]:
+        """Flat metric names for tracking: dimensions by name, the rest grouped by prefix."""
+        overall = self.scores()
+        results = self.probe_results
+        before = sum(p.point.tokens_before for p in self.points)
+        after = sum(p.tokens_after for p in self.points)
+        metrics: dict[str, float] = {
+            "probes": len(results),
+            "points": len(self.points),
+            "failures/answers": sum(r.answer.failed for r in results),
+            "failures/judgments": sum(r.judgment.failed and not r.answer.failed for r in results),
+            "tokens/before": before,
+            "tokens/after": after,
+            "compression_ratio": before / max(1, after),
+            "kept_fraction": after / max(1, before),
+        }
+        if overall.overall is not None:
+            metrics["overall"] = overall.overall
+            metrics["overall_pct"] = 100 * overall.overall / self.rubric.scale_max
+        metrics.update(overall.dimensions)
+        metrics.update({f"criteria/{c}": v for c, v in overall.criteria.items()})
+        for ptype in PROBE_TYPES:
+            typed = self.scores(ptype)
+            if typed.overall is not None:
+                metrics[f"type/{ptype}"] = typed.overall
+                metrics.update({f"type/{ptype}/{d}": v for d, v in typed.dimensions.items()})
+        return metrics
+
+    def rows(self) -> list[dict[str, object]]:
+        """One row per probe: the per-probe table shown in the MLflow UI."""
+        rows = []
+        for point in self.points:
+            for r in point.probes:
+                rows.append(
+                    {
+                        "probe_id": r.probe.id,
+                        "transcript": r.probe.transcript_id,
+                        "point": r.probe.point,
+                        "type": r.probe.type,
+                        "position": round(r.probe.position, 3),
+                        "question": r.probe.question,
+                        "gold": r.probe.gold.answer,
+                        "answer": r.answer.text,
+                        "score": r.score,
+                        "failed": r.failed,
+                        **{f"c/{c}": s for c, s in r.judgment.scores().items()},
+                    }
+                )
+        return rows

@@ -1,0 +1,63 @@
+"""The table printed at the end of a job."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from benchmark.probe.models import PROBE_TYPES
+from benchmark.results import JobResult
+
+
+def render(result: JobResult, console: Console | None = None) -> str:
+    """Print the scorecard and return it as plain text (also logged as an artifact)."""
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=160)  # logs and pipes: no wrapped or elided columns
+    scale = result.rubric.scale_max
+    overall = result.scores()
+    metrics = result.metrics()
+
+    table = Table(
+        title=f"Scorecard: policy={result.policy}  transcripts={', '.join(result.transcripts)}",
+        caption=(
+            f"scores 0-{scale} on rubric '{result.rubric.name}'; "
+            f"tokens {int(metrics['tokens/before']):,} -> {int(metrics['tokens/after']):,} "
+            f"over {len(result.points)} compaction point(s), "
+            f"compression {metrics['compression_ratio']:.1f}x; "
+            f"failures: {int(metrics['failures/answers'])} answers, "
+            f"{int(metrics['failures/judgments'])} judgments"
+        ),
+    )
+    dims = list(result.rubric.dimensions)
+    table.add_column("probes", justify="left")
+    table.add_column("n", justify="right")
+    table.add_column("overall", justify="right", style="bold")
+    for dim in dims:
+        table.add_column(dim, justify="right")
+
+    def add(label: str, probe_type: str | None) -> None:
+        scores = overall if probe_type is None else result.scores(probe_type)
+        if scores.n == 0:
+            return
+        table.add_row(
+            label,
+            str(scores.n),
+            _fmt(scores.overall),
+            *(_fmt(scores.dimensions.get(d)) for d in dims),
+        )
+
+    add("all", None)
+    for ptype in PROBE_TYPES:
+        add(ptype, ptype)
+
+    with console.capture() as capture:
+        console.print(table)
+    text = capture.get()
+    console.print(table)
+    return text
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"

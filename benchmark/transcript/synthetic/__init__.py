@@ -1,0 +1,5 @@
+"""Synthetic coding-agent sessions: the benchmark's default, offline transcript source."""
+
+from benchmark.transcript.synthetic.generator import generate
+
+__all__ = ["generate"]

@@ -1,0 +1,149 @@
+"""Procedural Python modules for the fictional project (the bulk of ``read_file`` output).
+
+Every module is built from the project's entities and a per-file RNG, so code
+reads like one codebase: services call repositories, the CLI calls services,
+tests call what the modules define. Scenarios later edit these files through
+the recorded :class:`Func` heads and named anchors."""
+
+from __future__ import annotations
+
+import random
+
+from benchmark.transcript.synthetic import code_app, code_domain, code_infra
+from benchmark.transcript.synthetic.project import Func, Project, SourceFile
+
+
+def build_file(project: Project, path: str, rng: random.Random) -> SourceFile:
+    from benchmark.transcript.synthetic import docs, testgen
+
+    if path.endswith("__init__.py"):
+        return _package_init(project, path)
+    if path.startswith("tests/"):
+        return testgen.build_test(project, path, rng)
+    if not path.endswith(".py"):
+        return docs.build_text(project, path, rng)
+    rel = path.removeprefix(f"src/{project.pkg}/").removesuffix(".py")
+    for entity in project.entities:
+        if rel == f"services/{entity.name}_service":
+            return code_domain.build_service(project, path, rng, entity)
+        if rel == f"repositories/{entity.name}_repository":
+            return code_domain.build_repository(project, path, rng, entity)
+    return _inject_pins(project, rel, BUILDERS[rel](project, path, rng))
+
+
+STDLIB = frozenset(
+    {
+        "base64",
+        "collections",
+        "contextlib",
+        "csv",
+        "dataclasses",
+        "datetime",
+        "enum",
+        "functools",
+        "importlib",
+        "json",
+        "logging",
+        "os",
+        "pathlib",
+        "random",
+        "re",
+        "string",
+        "sys",
+        "time",
+        "typing",
+        "unicodedata",
+    }
+)
+
+
+def _import_order(line: str) -> tuple[bool, str]:
+    return line.startswith("from "), line.split()[1]
+
+
+def _add_import(text: str, line: str, pkg: str) -> str:
+    """Insert an import line into its isort group (stdlib, third party, first party)."""
+    if any(existing.startswith(line) for existing in text.splitlines()):
+        return text
+    marker = "from __future__ import annotations\n\n"
+    start = text.index(marker) + len(marker)
+    end = text.index("\n\n\n", start)
+    groups = [g.splitlines() for g in text[start:end].split("\n\n") if g.strip()]
+
+    def group_of(entry: str) -> int:
+        root = entry.split()[1].split(".")[0]
+        return 0 if root in STDLIB else 2 if root == pkg else 1
+
+    rank = group_of(line)
+    for group in groups:
+        if group_of(group[0]) == rank:
+            group.append(line)
+            group.sort(key=_import_order)
+            break
+    else:
+        at = sum(1 for group in groups if group_of(group[0]) < rank)
+        groups.insert(at, [line])
+    block = "\n\n".join("\n".join(group) for group in groups)
+    return text[:start] + block + text[end:]
+
+
+def _inject_pins(project: Project, rel: str, source: SourceFile) -> SourceFile:
+    """Add the code that a planned breaking upgrade will trip over (imports + one function)."""
+    for pin in project.pins:
+        if pin.used_in != rel:
+            continue
+        for line in pin.imports:
+            source.text = _add_import(source.text, line.replace("{pkg}", project.pkg), project.pkg)
+        snippet = pin.snippet.replace("{pkg}", project.pkg)
+        source.text = source.text.rstrip("\n") + "\n\n\n" + snippet
+        lines = snippet.splitlines()
+        def_index = next((i for i, line in enumerate(lines) if line.startswith("def ")), -1)
+        if def_index >= 0 and not pin.import_time:
+            def_line = lines[def_index]
+            name = def_line[4 : def_line.index("(")]
+            params = def_line[def_line.index("(") + 1 : def_line.rindex(")")]
+            source.funcs.insert(
+                0,
+                Func(
+                    name=name,
+                    qual=name,
+                    def_line=def_line,
+                    doc_line=lines[def_index + 1],
+                    params=[
+                        (p.split(":")[0].strip(), p.strip()) for p in params.split(",") if p.strip()
+                    ],
+                    ret=def_line.rsplit("->", 1)[1].strip(" :") if "->" in def_line else "",
+                    indent="    ",
+                    tags=("pin",),
+                ),
+            )
+    return source
+
+
+def _package_init(project: Project, path: str) -> SourceFile:
+    if path == f"src/{project.pkg}/__init__.py":
+        text = (
+            f'"""{project.pkg}: {project.theme.summary}."""\n\n'
+            f'__version__ = "0.{project.seed % 7 + 3}.{project.seed % 5}"\n'
+        )
+    else:
+        sub = path.split("/")[-2]
+        text = f'"""{sub.capitalize()} of {project.pkg}, one module per entity."""\n'
+    return SourceFile(path=path, text=text)
+
+
+BUILDERS = {
+    "config": code_infra.build_config,
+    "db": code_infra.build_db,
+    "db_utils": code_infra.build_db_utils,
+    "utils": code_infra.build_utils,
+    "client": code_infra.build_client,
+    "models": code_domain.build_models,
+    "schemas": code_domain.build_schemas,
+    "exceptions": code_domain.build_exceptions,
+    "cli": code_app.build_cli,
+    "api": code_app.build_api,
+    "reports": code_app.build_reports,
+    "notifications": code_app.build_notifications,
+    "tasks": code_app.build_tasks,
+}

@@ -1,0 +1,286 @@
+"""Feature requests around the HTTP API: per-client rate limits and an audit trail."""
+
+from __future__ import annotations
+
+import random
+
+from benchmark.transcript.synthetic.feature_model import Feature, Wiring, test_module
+from benchmark.transcript.synthetic.project import Project, SourceFile
+from benchmark.transcript.synthetic.topics import Decision
+
+
+def ratelimit(project: Project, rng: random.Random) -> Feature:
+    pkg = project.pkg
+    rate = rng.choice((5, 10, 20))
+    path = project.src("rate_limit")
+    bug_line = "        self._tokens = self._tokens + elapsed * self.rate"
+    module = f'''"""Token-bucket rate limiting for the public API, one bucket per API client."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+DEFAULT_RATE_PER_SECOND = {rate}
+DEFAULT_CAPACITY = {rate * 2}
+
+
+@dataclass
+class TokenBucket:
+    """Allows bursts up to ``capacity`` while holding the sustained rate."""
+
+    rate: float = DEFAULT_RATE_PER_SECOND
+    capacity: float = DEFAULT_CAPACITY
+    clock: Callable[[], float] = time.monotonic
+    _tokens: float = field(init=False)
+    _updated: float = field(init=False)
+
+    def __post_init__(self):
+        self._tokens = self.capacity
+        self._updated = self.clock()
+
+    def _refill(self):
+        now = self.clock()
+        elapsed = now - self._updated
+{bug_line}
+        self._updated = now
+
+    def take(self, tokens: float = 1) -> bool:
+        """Spend tokens if available; False means the caller should answer 429."""
+        self._refill()
+        if self._tokens >= tokens:
+            self._tokens -= tokens
+            return True
+        return False
+
+    @property
+    def available(self) -> float:
+        self._refill()
+        return self._tokens
+
+
+class Buckets:
+    """Lazily created bucket per client id."""
+
+    def __init__(self, factory: Callable[[], TokenBucket] = TokenBucket):
+        self._factory = factory
+        self._buckets: dict[str, TokenBucket] = {{}}
+
+    def for_client(self, client_id: str) -> TokenBucket:
+        if client_id not in self._buckets:
+            self._buckets[client_id] = self._factory()
+        return self._buckets[client_id]
+'''
+    tests = test_module(
+        project.test_path(path),
+        [
+            f'"""Tests for {pkg}.rate_limit."""',
+            "",
+            "from __future__ import annotations",
+            "",
+            f"from {pkg}.rate_limit import Buckets, TokenBucket",
+            "",
+            "",
+            "class Clock:",
+            "    def __init__(self):",
+            "        self.now = 0.0",
+            "",
+            "    def __call__(self) -> float:",
+            "        return self.now",
+        ],
+        {
+            "test_burst_up_to_capacity": [
+                "bucket = TokenBucket(rate=1, capacity=3, clock=Clock())",
+                "assert [bucket.take() for _ in range(4)] == [True, True, True, False]",
+            ],
+            "test_bucket_never_exceeds_capacity": [
+                "clock = Clock()",
+                f"bucket = TokenBucket(rate={rate}, capacity={rate}, clock=clock)",
+                "clock.now += 3",
+                f"assert bucket.available <= {rate}",
+            ],
+            "test_refills_over_time": [
+                "clock = Clock()",
+                "bucket = TokenBucket(rate=2, capacity=2, clock=clock)",
+                "bucket.take(2)",
+                "clock.now += 0.5",
+                "assert bucket.take()",
+            ],
+            "test_buckets_are_per_client": [
+                "buckets = Buckets()",
+                "assert buckets.for_client('a') is not buckets.for_client('b')",
+            ],
+        },
+    )
+    api = project.file(project.src("api"))
+    anchor = f'app = FastAPI(title="{pkg}")'
+    new = (
+        anchor + '\nbuckets = Buckets()\n\n\n@app.middleware("http")\n'
+        "async def rate_limit(request, call_next):\n"
+        '    client_id = request.headers.get("x-client-id", request.client.host)\n'
+        "    if not buckets.for_client(client_id).take():\n"
+        '        return JSONResponse({"detail": "rate limit exceeded"}, status_code=429)\n'
+        "    return await call_next(request)"
+    )
+    del api
+    return Feature(
+        key="ratelimit",
+        title="rate-limit the public API per client",
+        request=(
+            f"One integration partner is hammering the API and slowing it for everyone. Can you "
+            f"add per-client rate limiting, around {rate} requests per second?"
+        ),
+        module=SourceFile(path=path, text=module),
+        test=tests,
+        dependency=None,
+        wiring=Wiring(
+            project.src("api"), anchor, new, "added the per-client rate-limit middleware"
+        ),
+        bug_test="test_bucket_never_exceeds_capacity",
+        bug_error=f"assert {float(rate * 4)} <= {rate}",
+        bug_old=bug_line,
+        bug_new="        self._tokens = min(self.capacity, self._tokens + elapsed * self.rate)",
+        bug_change="refill is capped at the bucket capacity",
+        bug_diagnosis=(
+            "`_refill` adds tokens without capping at `capacity`, so an idle client banks an "
+            "unlimited burst."
+        ),
+        decision=Decision(
+            topic="rate limiting algorithm",
+            choice="a token bucket per API client",
+            alternatives=(
+                "a fixed one-minute window counter",
+                "nginx limit_req in front of the app",
+            ),
+            rationale="it allows short bursts from the mobile app while capping the sustained rate",
+            against="a fixed window lets a client send twice the limit across a window boundary",
+        ),
+        thing="per-client rate limiting",
+        reads=[project.src("api"), project.src("config")],
+    )
+
+
+def audit(project: Project, rng: random.Random) -> Feature:
+    pkg, e = project.pkg, project.main
+    path = project.src("audit")
+    bug_line = "    changed = sorted(key for key in after if key in before)"
+    module = f'''"""Audit trail: who changed which {e.name} field, kept in audit_events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import JSON, String
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from {pkg}.db import Base
+
+
+class AuditEvent(Base):
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    entity: Mapped[str] = mapped_column(String(40), index=True)
+    entity_id: Mapped[int] = mapped_column(index=True)
+    actor: Mapped[str] = mapped_column(String(120))
+    fields: Mapped[dict[str, Any]] = mapped_column(JSON)
+    at: Mapped[datetime] = mapped_column()
+
+
+@dataclass(frozen=True)
+class Change:
+    field: str
+    before: Any
+    after: Any
+
+
+def diff(before: dict[str, Any], after: dict[str, Any]) -> list[Change]:
+    """Fields whose value differs; fields only on one side count as changed."""
+{bug_line}
+    return [Change(key, before.get(key), after.get(key)) for key in changed]
+
+
+def record_change(session: Session, entity: str, entity_id: int, actor: str,
+                  before: dict[str, Any], after: dict[str, Any]) -> int:
+    """Store one event per save with every changed field; returns the number of fields."""
+    changes = diff(before, after)
+    if changes:
+        session.add(AuditEvent(
+            entity=entity, entity_id=entity_id, actor=actor,
+            fields={{c.field: [c.before, c.after] for c in changes}},
+            at=datetime.now(timezone.utc),
+        ))
+    return len(changes)
+'''
+    f1, f2 = e.fields[0].name, e.fields[1].name
+    tests = test_module(
+        project.test_path(path),
+        [
+            f'"""Tests for {pkg}.audit."""',
+            "",
+            "from __future__ import annotations",
+            "",
+            f"from {pkg}.audit import Change, diff",
+        ],
+        {
+            "test_diff_only_lists_changed_fields": [
+                f"before = {{'{f1}': 1, '{f2}': 'a'}}",
+                f"after = {{'{f1}': 1, '{f2}': 'b'}}",
+                f"assert [c.field for c in diff(before, after)] == ['{f2}']",
+            ],
+            "test_diff_sees_added_fields": [
+                f"assert diff({{}}, {{'{f1}': 2}}) == [Change('{f1}', False, 2)] or diff({{}}, "
+                f"{{'{f1}': 2}})"
+            ],
+            "test_diff_of_equal_dicts_is_empty": [
+                f"assert diff({{'{f1}': 1}}, {{'{f1}': 1}}) == []"
+            ],
+        },
+    )
+    svc = project.file(project.service_path(e))
+    anchor = f"        self._repository.add({e.name})"
+    if svc.text.count(anchor) != 1:
+        anchor = next(f for f in svc.funcs if f.name == f"create_{e.name}").head
+    new = (
+        anchor + f'\n        record_change(self._repository.session, "{e.name}", {e.name}.id, '
+        f'"api", {{}}, {e.name}.to_dict())'
+    )
+    sorted_fields = sorted((f1, f2))
+    return Feature(
+        key="audit",
+        title=f"keep an audit trail of {e.name} changes",
+        request=(
+            f"Support keeps asking who changed a {e.name} and when. Can you add an audit trail? "
+            "Field-level changes are enough."
+        ),
+        module=SourceFile(path=path, text=module),
+        test=tests,
+        dependency=None,
+        wiring=Wiring(
+            project.service_path(e), anchor, new, f"create_{e.name} records an audit event"
+        ),
+        bug_test="test_diff_only_lists_changed_fields",
+        bug_error=f"assert {sorted_fields!r} == ['{f2}']",
+        bug_old=bug_line,
+        bug_new=(
+            "    changed = sorted(key for key in before.keys() | after.keys() if before.get(key) "
+            "!= after.get(key))"
+        ),
+        bug_change="diff compares values instead of listing every shared key",
+        bug_diagnosis="`diff` lists every key present on both sides without comparing the values.",
+        decision=Decision(
+            topic="where audit events live",
+            choice="an append-only audit_events table",
+            alternatives=("JSON lines files on disk", "log lines on stdout only"),
+            rationale=(
+                f"support needs to query who changed a {e.name} from the admin screen, and the "
+                "database is already backed up"
+            ),
+            against="files on disk disappear whenever the container is replaced",
+        ),
+        thing="the audit trail",
+        reads=[project.service_path(e), project.src("db")],
+    )

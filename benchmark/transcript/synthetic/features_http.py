@@ -1,0 +1,202 @@
+"""Feature requests around HTTP endpoints: cursor pagination and health checks."""
+
+from __future__ import annotations
+
+import random
+
+from benchmark.transcript.synthetic.feature_model import Feature, Wiring, test_module
+from benchmark.transcript.synthetic.project import Project, SourceFile
+from benchmark.transcript.synthetic.scenarios import append_edit
+from benchmark.transcript.synthetic.topics import Decision
+
+
+def pagination(project: Project, rng: random.Random) -> Feature:
+    pkg, e = project.pkg, project.main
+    path = project.src("pagination")
+    bug_line = "    return int(created), datetime.fromisoformat(ident)"
+    module = f'''"""Opaque cursors for keyset pagination on (created_at, id)."""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime
+
+SEPARATOR = "|"
+
+
+def encode_cursor(created_at: datetime, ident: int) -> str:
+    """URL-safe cursor; clients must treat it as opaque."""
+    raw = f"{{created_at.isoformat()}}{{SEPARATOR}}{{ident}}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, int]:
+    """Inverse of encode_cursor; raises ValueError for anything we did not issue."""
+    padded = cursor + "=" * (-len(cursor) % 4)
+    created, _, ident = base64.urlsafe_b64decode(padded).decode().rpartition(SEPARATOR)
+{bug_line}
+'''
+    tests = test_module(
+        project.test_path(path),
+        [
+            f'"""Tests for {pkg}.pagination."""',
+            "",
+            "from __future__ import annotations",
+            "",
+            "from datetime import datetime, timezone",
+            "",
+            "import pytest",
+            "",
+            f"from {pkg}.pagination import decode_cursor, encode_cursor",
+        ],
+        {
+            "test_cursor_round_trips": [
+                "when = datetime(2024, 5, 1, 10, 0, tzinfo=timezone.utc)",
+                "assert decode_cursor(encode_cursor(when, 42)) == (when, 42)",
+            ],
+            "test_cursor_is_url_safe": [
+                "cursor = encode_cursor(datetime(2024, 5, 1, tzinfo=timezone.utc), 7)",
+                "assert '+' not in cursor and '/' not in cursor",
+            ],
+            "test_garbage_cursor_is_rejected": [
+                "with pytest.raises(ValueError):",
+                "    decode_cursor('bm90LWEtY3Vyc29y')",
+            ],
+        },
+    )
+    api = project.file(project.src("api"))
+    route = (
+        f'@app.get("/{e.plural}")\n'
+        f'def list_{e.plural}(cursor: str = "", service: {e.cls}Service = '
+        f"Depends(get_{e.name}_service)):\n"
+        f'    """Keyset-paginated list; pass next_cursor back to get the next page."""\n'
+        f"    after = decode_cursor(cursor) if cursor else (datetime.min, 0)\n"
+        f"    items = service.list_after(*after)\n"
+        f'    next_cursor = encode_cursor(items[-1].created_at, items[-1].id) if items else ""\n'
+        f'    return {{"items": items, "next_cursor": next_cursor}}'
+    )
+    old, new = append_edit(api, route)
+    return Feature(
+        key="pagination",
+        title=f"switch GET /{e.plural} to cursor pagination",
+        request=(
+            f"Clients paging through /{e.plural} see duplicates while imports run. Can you move "
+            "the list endpoint to cursor-based pagination?"
+        ),
+        module=SourceFile(path=path, text=module),
+        test=tests,
+        dependency=None,
+        wiring=Wiring(project.src("api"), old, new, f"added the cursor-paginated GET /{e.plural}"),
+        bug_test="test_cursor_round_trips",
+        bug_error="ValueError: invalid literal for int() with base 10: '2024-05-01T10:00:00+00:00'",
+        bug_old=bug_line,
+        bug_new="    return datetime.fromisoformat(created), int(ident)",
+        bug_change="decode_cursor returns (created_at, id) in the right order",
+        bug_diagnosis="`decode_cursor` swaps the two parts: it calls int() on the timestamp.",
+        decision=Decision(
+            topic="pagination style",
+            choice="cursor-based pagination on (created_at, id)",
+            alternatives=("offset/limit pagination", "page numbers with a snapshot table"),
+            rationale=(
+                f"offsets skip or repeat rows when new {e.plural} arrive while a client is paging"
+            ),
+            against="offset pages shift under concurrent inserts and get slow on deep pages",
+        ),
+        thing="cursor pagination",
+        reads=[project.src("api"), project.service_path(e)],
+    )
+
+
+def health(project: Project, rng: random.Random) -> Feature:
+    pkg, vendor = project.pkg, project.theme.vendor
+    path = project.src("health")
+    bug_line = '        return {"ok": False, "database": str(exc)}'
+    module = f'''"""Liveness and readiness checks for the load balancer."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+
+SLOW_QUERY_MS = {rng.choice((100, 250, 500))}
+
+
+def check_database(engine: Engine) -> dict[str, Any]:
+    """SELECT 1 with timing; any exception means not ready."""
+    started = time.perf_counter()
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:  # any driver error means the instance should be drained
+{bug_line}
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    slow = elapsed_ms > SLOW_QUERY_MS
+    return {{"status": "ok", "database_ms": round(elapsed_ms, 1), "slow": slow}}
+'''
+    tests = test_module(
+        project.test_path(path),
+        [
+            f'"""Tests for {pkg}.health."""',
+            "",
+            "from __future__ import annotations",
+            "",
+            "from sqlalchemy import create_engine",
+            "",
+            f"from {pkg}.health import check_database",
+        ],
+        {
+            "test_health_ok_with_sqlite": [
+                "assert check_database(create_engine('sqlite://'))['status'] == 'ok'"
+            ],
+            "test_health_reports_database_down": [
+                "engine = create_engine('sqlite:////missing-dir/db.sqlite')",
+                "assert check_database(engine)['status'] == 'down'",
+            ],
+            "test_health_reports_timing": [
+                "assert check_database(create_engine('sqlite://'))['database_ms'] >= 0"
+            ],
+        },
+    )
+    api = project.file(project.src("api"))
+    route = (
+        '@app.get("/health")\ndef health_endpoint():\n'
+        '    """503 drains this instance; only the database decides."""\n'
+        "    report = check_database(engine)\n"
+        '    status_code = 200 if report["status"] == "ok" else 503\n'
+        "    return JSONResponse(report, status_code=status_code)"
+    )
+    old, new = append_edit(api, route)
+    return Feature(
+        key="health",
+        title="add a /health endpoint for the load balancer",
+        request=(
+            "Ops is moving us behind a new load balancer and needs a health endpoint that "
+            "fails when an instance can't reach its database."
+        ),
+        module=SourceFile(path=path, text=module),
+        test=tests,
+        dependency=None,
+        wiring=Wiring(project.src("api"), old, new, "added GET /health"),
+        bug_test="test_health_reports_database_down",
+        bug_error="KeyError: 'status'",
+        bug_old=bug_line,
+        bug_new='        return {"status": "down", "database": str(exc)}',
+        bug_change="the failure branch reports status=down like the success branch",
+        bug_diagnosis=(
+            "The failure branch returns an `ok` key instead of `status`, so callers get a KeyError."
+        ),
+        decision=Decision(
+            topic="what the health check covers",
+            choice="a /health endpoint that checks only the database",
+            alternatives=(f"checking the {vendor} API too", "a static 200 response"),
+            rationale="the load balancer should only drain instances that lost their own database",
+            against=(
+                f"checking {vendor} would take every instance out of rotation during their outages"
+            ),
+        ),
+        thing="the health endpoint",
+        reads=[project.src("api"), project.src("db")],
+    )

@@ -1,0 +1,202 @@
+"""Line-oriented Python source writer that records functions for later edits."""
+
+from __future__ import annotations
+
+import random
+
+from benchmark.transcript.synthetic.project import Func, SourceFile
+from benchmark.transcript.synthetic.vocab import Entity, Field
+
+STATUSES = ("pending", "active", "paid", "closed", "cancelled", "overdue", "draft", "archived")
+PEOPLE = ("ana", "ben", "chloe", "dev", "eli", "fran", "gus", "hana", "ivo", "jun", "kai", "lea")
+WORDS = (
+    "north",
+    "harbor",
+    "maple",
+    "cedar",
+    "summit",
+    "river",
+    "orchard",
+    "granite",
+    "willow",
+    "beacon",
+    "meadow",
+    "copper",
+    "lantern",
+    "falcon",
+    "juniper",
+    "atlas",
+    "pioneer",
+    "quartz",
+)
+CODE_PREFIX = ("WH", "NX", "QA", "LB", "TR", "KM", "PX", "ZD")
+CODE_FIELDS = (
+    "sku",
+    "code",
+    "number",
+    "serial",
+    "plate",
+    "isbn",
+    "card_number",
+    "staff_number",
+    "slug",
+    "tracking_number",
+    "guid",
+    "reference",
+    "seat",
+    "room_code",
+    "period",
+    "licence_class",
+    "grade",
+)
+
+
+def literal(f: Field, rng: random.Random) -> str:
+    """A plausible Python literal for a field, used in tests, fixtures and sample data."""
+    n, t = f.name, f.type
+    if t == "int":
+        if n.endswith("_cents"):
+            return str(rng.choice((1250, 4900, 12500, 99900, 250000, 7450)))
+        if n.endswith("_id"):
+            return str(rng.randint(1, 90))
+        if n.endswith("_year"):
+            return str(rng.randint(1960, 2023))
+        return str(rng.randint(2, 60))
+    if t == "float":
+        return f"{rng.randint(5, 990) / 10}"
+    if t == "bool":
+        return rng.choice(("True", "False"))
+    if t == "datetime":
+        return (
+            f"datetime(2024, {rng.randint(1, 12)}, {rng.randint(1, 28)}, {rng.randint(0, 23)}, "
+            f"{rng.choice((0, 15, 30, 45))}, tzinfo=timezone.utc)"
+        )
+    if t == "date":
+        return f"date(2024, {rng.randint(1, 12)}, {rng.randint(1, 28)})"
+    return f'"{string_value(f, rng)}"'
+
+
+def string_value(f: Field, rng: random.Random) -> str:
+    n = f.name
+    if "email" in n:
+        return f"{rng.choice(PEOPLE)}.{rng.choice(WORDS)}@example.org"
+    if n == "currency":
+        return rng.choice(("EUR", "USD", "GBP", "CHF"))
+    if n in ("status", "level"):
+        return rng.choice(STATUSES[:6]) if n == "status" else rng.choice(("info", "warn", "error"))
+    if n in ("country",):
+        return rng.choice(("PT", "DE", "NL", "FR", "IE", "ES"))
+    if n in ("timezone",):
+        return rng.choice(("Europe/Lisbon", "Europe/Berlin", "America/Chicago"))
+    if "url" in n or n == "hostname" or n == "host":
+        return f"https://{rng.choice(WORDS)}.example/{rng.choice(WORDS)}"
+    if n in CODE_FIELDS or n.endswith("_code"):
+        return f"{rng.choice(CODE_PREFIX)}-{rng.randint(100, 9999)}"
+    if n in ("full_name", "name", "author", "company"):
+        return f"{rng.choice(PEOPLE).capitalize()} {rng.choice(WORDS).capitalize()}"
+    return f"{rng.choice(WORDS)} {rng.choice(WORDS)}"
+
+
+class Writer:
+    """Accumulates source lines; ``func`` emits a def and records it as a :class:`Func`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.out: list[str] = []
+        self.funcs: list[Func] = []
+        self.consts: dict[str, str] = {}
+        self.anchors: dict[str, str] = {}
+        self.payload_keys: list[str] = []
+
+    def add(self, *lines: str) -> None:
+        self.out.extend(lines)
+
+    def blank(self, count: int = 1) -> None:
+        self.out.extend([""] * count)
+
+    def const(self, name: str, value: str) -> None:
+        self.consts[name] = value
+        self.out.append(f"{name} = {value}")
+
+    def func(
+        self,
+        name: str,
+        params: list[str],
+        ret: str,
+        doc: str,
+        body: list[str],
+        *,
+        owner: str = "",
+        decorators: tuple[str, ...] = (),
+        tags: tuple[str, ...] = (),
+    ) -> Func:
+        indent = "    " if owner else ""
+        all_params = (["self"] if owner else []) + params
+        arrow = f" -> {ret}" if ret else ""
+        def_line = f"{indent}def {name}({', '.join(all_params)}){arrow}:"
+        doc_line = f'{indent}    """{doc}"""'
+        for deco in decorators:
+            self.out.append(f"{indent}{deco}")
+        self.out.append(def_line)
+        self.out.append(doc_line)
+        self.out.extend(f"{indent}    {line}" if line else "" for line in body)
+        parsed = [(p.split(":")[0].split("=")[0].strip(), p) for p in params]
+        func = Func(
+            name=name,
+            qual=f"{owner}.{name}" if owner else name,
+            def_line=def_line,
+            doc_line=doc_line,
+            params=parsed,
+            ret=ret,
+            indent=indent + "    ",
+            tags=tags,
+        )
+        self.funcs.append(func)
+        return func
+
+    def build(self, entity: Entity | None = None, tests: list[str] | None = None) -> SourceFile:
+        text = "\n".join(self.out).rstrip() + "\n"
+        return SourceFile(
+            path=self.path,
+            text=text,
+            funcs=self.funcs,
+            consts=self.consts,
+            tests=tests or [],
+            entity=entity,
+            payload_keys=self.payload_keys,
+            anchors=self.anchors,
+        )
+
+
+def header(w: Writer, doc: str, std: list[str], third: list[str], local: list[str]) -> None:
+    w.add(f'"""{doc}"""', "", "from __future__ import annotations", "")
+
+    def order(line: str) -> tuple[bool, str]:
+        return line.startswith("from "), line.split()[1]
+
+    for group in (sorted(std, key=order), sorted(third, key=order), sorted(local, key=order)):
+        if group:
+            w.add(*group)
+            w.blank()
+    w.blank()
+
+
+def numeric_fields(entity: Entity) -> list[Field]:
+    return [f for f in entity.fields if f.type in ("int", "float") and not f.name.endswith("_id")]
+
+
+def fields_of_type(entity: Entity, *types: str) -> list[Field]:
+    return [f for f in entity.fields if f.type in types]
+
+
+def parse_expr(f: Field) -> str:
+    key = f'payload["{f.name}"]'
+    if f.type == "datetime":
+        return f"parse_timestamp({key})"
+    if f.type == "date":
+        return f"date.fromisoformat({key})"
+    if f.type in ("int", "float"):
+        return f"{f.type}({key})"
+    if f.type == "bool":
+        return f"bool({key})"
+    return key

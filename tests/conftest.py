@@ -1,0 +1,39 @@
+"""Shared test helpers: real Hydra composition of ``conf/`` and small, fast overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+REPO = Path(__file__).resolve().parents[1]
+CONF = REPO / "conf"
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+# A short session with a small window: several compaction points in well under a second.
+SMALL = [
+    "transcript.sessions=1",
+    "transcript.target_tokens=30000",
+    "compaction.context_window=16000",
+    "compaction.tail_tokens=2500",
+    "tracking=disabled",
+    "cache_dir=null",
+]
+
+
+def compose_config(overrides: list[str] | None = None) -> DictConfig:
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose(config_name="config", overrides=overrides or [])
+
+
+def group_options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present beside the repository")
+    return SHARED_DATA

@@ -1,0 +1,273 @@
+"""The offline extractive answerer: retrieval quality, budget, blindness, speed."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from pathlib import Path
+
+import pytest
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from benchmark import tokens
+from benchmark.answerer import Answer, AnswerRequest, ExtractiveAnswerer
+from benchmark.transcript.models import FunctionCall, Message, ToolCall
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def assistant(text: str) -> Message:
+    return Message(role="assistant", content=text)
+
+
+def tool(text: str, call_id: str = "c1") -> Message:
+    return Message(role="tool", content=text, tool_call_id=call_id)
+
+
+def ask(question: str, context: list[Message], **kwargs: object) -> str:
+    return (
+        ExtractiveAnswerer(**kwargs).answer(AnswerRequest(question=question, context=context)).text
+    )
+
+
+FILLER = [
+    assistant("Let me look at the repository layout first."),
+    tool("README.md\nsetup.cfg\nsrc/\ntests/"),
+    assistant("The tests directory has unit tests for the router and the views."),
+    tool("collected 42 items\n42 passed in 1.21s"),
+]
+
+
+def test_picks_the_cued_path_over_a_near_namesake() -> None:
+    context = [
+        *FILLER,
+        assistant("I opened src/app/db_utils.py to read the retry helpers."),
+        assistant("I created src/app/db.py with the connection pool."),
+        *FILLER,
+    ]
+    text = ask("Which file did we create for the connection pool?", context)
+    first = text.splitlines()[0]
+    assert "src/app/db.py" in first and "db_utils" not in first
+
+
+def test_picks_the_pinned_version_over_the_released_one() -> None:
+    context = [
+        *FILLER,
+        tool("httpx 0.28.0 was released upstream last week."),
+        assistant("We pinned httpx==0.27.2 in requirements.txt because 0.28 broke proxies."),
+        *FILLER,
+    ]
+    text = ask("Which version of httpx did we pin?", context)
+    assert text.splitlines()[0].startswith("We pinned httpx==0.27.2")
+
+
+def test_exact_command_question_finds_the_error_line() -> None:
+    context = [
+        *FILLER,
+        assistant("Running `pytest tests/test_cache.py -q` now."),
+        tool(
+            "F.\nE   KeyError: 'session_id'\nFAILED tests/test_cache.py::test_expiry - "
+            "KeyError: 'session_id'\n1 failed, 1 passed",
+        ),
+        tool("pytest tests/test_views.py -q\n3 passed"),
+    ]
+    text = ask("What exact error did `pytest tests/test_cache.py -q` fail with?", context)
+    assert "KeyError: 'session_id'" in text
+
+
+def test_list_question_gathers_scattered_lines_and_index_lines() -> None:
+    noise = [tool(f"log line {i}: request served in {i} ms by worker {i % 4}") for i in range(300)]
+    context = [
+        assistant("Created file src/app/cache.py with the LRU cache."),
+        *noise[:100],
+        assistant("Modified src/app/views.py: read the session from the cache."),
+        *noise[100:200],
+        assistant("Created file tests/test_cache.py covering expiry."),
+        *noise[200:],
+        assistant("Files created:\n- src/app/limits.py\n- src/app/metrics.py\n\nDone."),
+        assistant("created: a.py, b.py"),
+    ]
+    text = ask(
+        "Which files did we create and which existing files did we modify in this part of "
+        "the session? What changed in each?",
+        context,
+    )
+    for path in (
+        "src/app/cache.py",
+        "src/app/views.py",
+        "tests/test_cache.py",
+        "src/app/limits.py",
+        "src/app/metrics.py",
+        "a.py, b.py",
+    ):
+        assert path in text
+    assert "log line" not in text
+
+
+def test_pending_tasks_under_a_heading() -> None:
+    context = [
+        *FILLER,
+        assistant(
+            "## Pending tasks\n- add a retry to the uploader\n- document the cache flags\n\n"
+            "## Done\n- fixed the router"
+        ),
+        *FILLER,
+    ]
+    text = ask("Which tasks are still pending?", context)
+    assert "- add a retry to the uploader" in text
+    assert "- document the cache flags" in text
+
+
+def test_respects_the_token_budget() -> None:
+    context = [assistant(f"the session cache stores entry {i} for user {i}") for i in range(500)]
+    for budget in (5, 40, 400):
+        text = ask("What does the session cache store?", context, max_answer_tokens=budget)
+        assert 0 < tokens.count(text) <= budget
+
+
+def test_long_lines_are_cut_into_bounded_passages() -> None:
+    long_line = " ".join(f"word{i}" for i in range(2000)) + " the cache key is sess-42"
+    text = ask("What is the cache key?", [tool(long_line)], passage_max_tokens=50)
+    assert "sess-42" in text
+    assert tokens.count(text.splitlines()[0]) <= 50
+    assert text.splitlines()[0] in long_line
+
+
+def test_empty_answer_when_nothing_matches() -> None:
+    answer = ExtractiveAnswerer().answer(
+        AnswerRequest(question="Which version of numpy did we pin?", context=FILLER)
+    )
+    assert answer == Answer(text="", failed=False)
+    empty = ExtractiveAnswerer().answer(AnswerRequest(question="What did we do?", context=[]))
+    assert empty.text == "" and not empty.failed
+
+
+def test_answers_are_verbatim_context_and_deterministic() -> None:
+    context = [
+        *FILLER,
+        assistant("We decided to keep the session cache in Redis because memcached lacks TTLs."),
+        Message(
+            role="assistant",
+            content=None,
+            tool_calls=[
+                ToolCall(
+                    id="c9",
+                    function=FunctionCall(name="bash", arguments='{"cmd": "redis-cli ping"}'),
+                )
+            ],
+        ),
+        tool("PONG", call_id="c9"),
+    ]
+    question = "What did we decide about the session cache, and why?"
+    texts = {ask(question, list(context)) for _ in range(3)}
+    assert len(texts) == 1
+    text = texts.pop()
+    rendered = "\n".join(m.render() for m in context)
+    assert all(line in rendered for line in text.splitlines())
+    assert text.startswith("We decided to keep the session cache in Redis")
+
+
+def test_sentinel_outside_the_context_never_leaks() -> None:
+    sentinel = "SENTINEL-7f3a-region-only"
+    transcript = [
+        user("Fix the flaky cache test."),
+        assistant(f"The cache key format is {sentinel} for the session cache."),
+        *FILLER,
+        assistant("The cache key format is user:{id} for the session cache."),
+    ]
+    context = [transcript[0], *transcript[2:]]
+    answerer = ExtractiveAnswerer()
+    # The full transcript is seen first, so a cache keyed wrongly would leak it.
+    assert (
+        sentinel
+        in answerer.answer(
+            AnswerRequest(question="What is the cache key format?", context=transcript)
+        ).text
+    )
+    for question in ("What is the cache key format?", f"What does {sentinel} mean?"):
+        text = answerer.answer(AnswerRequest(question=question, context=context)).text
+        assert sentinel not in text
+    # The public API takes only the request: no transcript, probe or gold argument.
+    params = list(inspect.signature(ExtractiveAnswerer.answer).parameters)
+    assert params == ["self", "request"]
+    assert set(AnswerRequest.model_fields) == {"question", "context"}
+
+
+def test_memoized_index_follows_context_content() -> None:
+    answerer = ExtractiveAnswerer()
+    a = [assistant("the port is 8080")]
+    b = [assistant("the port is 9090")]
+    q = "What is the port?"
+    assert answerer.answer(AnswerRequest(question=q, context=a)).text == "the port is 8080"
+    assert answerer.answer(AnswerRequest(question=q, context=b)).text == "the port is 9090"
+    assert answerer.answer(AnswerRequest(question=q, context=a)).text == "the port is 8080"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"max_answer_tokens": 0}, "max_answer_tokens"),
+        ({"max_answer_tokens": 1.5}, "max_answer_tokens"),
+        ({"passage_max_tokens": -1}, "passage_max_tokens"),
+        ({"k1": -0.1}, "k1"),
+        ({"b": 2}, "b"),
+        ({"min_score_ratio": 1.0}, "min_score_ratio"),
+    ],
+)
+def test_invalid_parameters_are_named(kwargs: dict[str, object], name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        ExtractiveAnswerer(**kwargs)
+
+
+def test_yaml_config_instantiates() -> None:
+    cfg = OmegaConf.to_container(OmegaConf.load(CONF / "answerer" / "extractive.yaml"))
+    assert cfg.pop("name") == "extractive"
+    answerer = instantiate(cfg)
+    assert isinstance(answerer, ExtractiveAnswerer)
+    assert answerer.max_answer_tokens == 400
+
+
+def test_large_context_many_questions_is_fast() -> None:
+    lines = [
+        f"step {i}: edited src/mod{i % 97}/file{i}.py and ran pytest tests/test_{i % 13}.py "
+        f"-> {i % 5} failures, cache hit ratio {i % 100}%"
+        for i in range(6000)
+    ]
+    context = [tool("\n".join(lines[j : j + 20]), call_id=f"c{j}") for j in range(0, 6000, 20)]
+    total = sum(m.tokens for m in context)
+    assert total > 150_000
+    answerer = ExtractiveAnswerer()
+    start = time.perf_counter()
+    for i in range(40):
+        answerer.answer(
+            AnswerRequest(
+                question=f"Which files did step {i * 37} edit and what failed?", context=context
+            )
+        )
+    assert time.perf_counter() - start < 2.0
+
+
+def test_real_swe_agent_trajectory() -> None:
+    paths = sorted(SHARED_DATA.glob("swe-agent/*.traj")) if SHARED_DATA.is_dir() else []
+    if not paths:
+        pytest.skip("../shared/data/swe-agent is not present beside the repository")
+    history = json.loads(paths[0].read_text(encoding="utf-8"))["history"]
+    context = []
+    for item in history:
+        content = item.get("content")
+        if isinstance(content, list):
+            content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+        role = item.get("role") if item.get("role") in ("system", "user", "assistant") else "user"
+        context.append(Message(role=role, content=content or ""))
+    rendered = "\n".join(m.render() for m in context)
+    text = ask("Which files did we open or edit?", context)
+    assert text
+    assert all(line in rendered for line in text.splitlines())
+    assert tokens.count(text) <= 400

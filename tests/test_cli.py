@@ -1,0 +1,116 @@
+"""The command line as a user meets it: real subprocesses, a real MLflow store."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Keep the network out, as on a user's offline machine.
+OFFLINE_ENV = {
+    **os.environ,
+    "NO_PROXY": "*",
+    "HTTP_PROXY": "http://127.0.0.1:9",
+    "HTTPS_PROXY": "http://127.0.0.1:9",
+    "OPENAI_API_KEY": "",
+}
+
+
+def run_cli(args: list[str], cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmark", *args],
+        cwd=cwd,
+        env=OFFLINE_ENV,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_default_run_logs_one_mlflow_run(tmp_path):
+    proc = run_cli([], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Scorecard" in proc.stdout and "overall" in proc.stdout
+
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("compaction-benchmark")
+    runs = client.search_runs([exp.experiment_id])
+    assert len(runs) == 1
+    run = runs[0]
+    assert run.info.status == "FINISHED"
+    assert run.info.run_name == "anchor_index@synthetic"
+    metrics = run.data.metrics
+    for name in (
+        "overall",
+        "accuracy",
+        "context_awareness",
+        "artifact_trail",
+        "completeness",
+        "continuity",
+        "instruction_following",
+        "tokens/before",
+        "tokens/after",
+        "compression_ratio",
+        "probes",
+        "type/recall",
+        "criteria/accuracy_factual",
+    ):
+        assert name in metrics, name
+    # The seed's tables name 14 criteria (its prose says 12); we keep every one.
+    assert len([m for m in metrics if m.startswith("criteria/")]) == 14
+    assert run.data.params["policy.name"] == "anchor_index"
+    assert run.data.params["compaction.context_window"] == "200000"
+    artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
+    assert {
+        "config.yaml",
+        "probes.json",
+        "answers.jsonl",
+        "judgments.jsonl",
+        "results_table.json",
+        "scorecard.txt",
+        "contexts",
+    } <= artifacts
+    local = client.download_artifacts(run.info.run_id, "results_table.json", str(tmp_path))
+    table = json.loads(Path(local).read_text())
+    assert "probe_id" in table["columns"] and len(table["data"]) == metrics["probes"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["policy=agressive"], "unknown policy 'agressive' (choose from:"),
+        (["-m", "policy=none,nope"], "unknown policy 'nope'"),
+        (["rubric.dimensions.accuracy.accuracy_factual=-2"], "must be >= 0"),
+        (["probe.types=[]"], "probe.types"),
+    ],
+)
+def test_user_errors_are_one_line(tmp_path, args, expected):
+    proc = run_cli([*args, "tracking=disabled"], tmp_path)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert expected in lines[0]
+
+
+def test_malformed_transcript_is_one_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"messages": [{"role": "user", "content": "hi"},')
+    proc = run_cli(["transcript=file", f"transcript.paths=[{bad}]", "tracking=disabled"], tmp_path)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and str(bad) in lines[0] and "invalid JSON" in lines[0]
+
+
+def test_cfg_job_prints_the_composed_config(tmp_path):
+    proc = run_cli(["--cfg", "job", "policy=truncate"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "_target_: benchmark.policy.Truncate" in proc.stdout
+    assert "context_window: 200000" in proc.stdout

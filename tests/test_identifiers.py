@@ -1,0 +1,89 @@
+"""The regex identifier harvester: what it finds exactly, and the prose it must not take."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmark.identifiers import KINDS, TOKEN_KINDS, harvest, occurrences, tokens
+
+SESSION = """\
+Cloned https://github.com/acme/widgets.git and ran git checkout -b fix/redis-pool.
+Commit 3f9a2c1d fixed it; see acme/widgets#412 and PR #57 (thanks @alice-dev).
+pip install redis==5.0.1 'urllib3>=2.0.7'
+Python 3.11.7, node v20.11.1, release v1.2.0-rc1.
+Traceback (most recent call last):
+  File "/app/src/cache.py", line 42, in get
+ModuleNotFoundError: No module named 'redis'
+FAILED tests/test_cache.py::test_get - AssertionError: assert 1 == 2
+E       AssertionError: assert 1 == 2
+error[E0382]: borrow of moved value
+fatal: not a git repository
+Edited src/app/config.py, ./scripts/run and /usr/local/bin/tool, then read README.md.
+"""
+
+
+def test_every_kind_found_exactly() -> None:
+    found = harvest(SESSION)
+    assert found["url"] == ["https://github.com/acme/widgets.git"]
+    assert found["sha"] == ["3f9a2c1d"]
+    assert found["issue"] == ["acme/widgets#412", "PR #57"]
+    assert found["pin"] == ["redis==5.0.1", "urllib3>=2.0.7"]
+    assert found["branch"] == ["fix/redis-pool"]
+    assert found["handle"] == ["@alice-dev"]
+    assert {"3.11.7", "v20.11.1", "v1.2.0-rc1"} <= set(found["version"])
+    assert found["path"] == [
+        "fix/redis-pool",
+        "/app/src/cache.py",
+        "tests/test_cache.py",
+        "src/app/config.py",
+        "./scripts/run",
+        "/usr/local/bin/tool",
+        "README.md",
+    ]
+    assert found["error"] == [
+        "ModuleNotFoundError: No module named 'redis'",
+        "FAILED tests/test_cache.py::test_get - AssertionError: assert 1 == 2",
+        "E       AssertionError: assert 1 == 2",
+        "error[E0382]: borrow of moved value",
+        "fatal: not a git repository",
+    ]
+    for values in found.values():
+        assert all(v in SESSION for v in values)  # verbatim substrings
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "Open file: n/a",
+        "use and/or here",
+        "the I/O layer",
+        "return a/b",
+        "about 1/2 of them, on 12/31/2024",
+        "specify the start/end lines",
+        "run git checkout -b",
+        "the branch is stale and the branch to use",
+    ],
+)
+def test_prose_is_not_an_identifier(prose: str) -> None:
+    assert harvest(prose, ("path", "branch")) == {}
+
+
+def test_sentence_period_and_blank_lines_stay_out() -> None:
+    assert harvest("Created docs/guide/.", ("path",)) == {"path": ["docs/guide/"]}
+    assert harvest("Pushed to feature/x-1.", ("path",)) == {"path": ["feature/x-1"]}
+    errors = harvest("E\n\nnot an error\n\nValueError: boom", ("error",))["error"]
+    assert errors == ["ValueError: boom"]
+
+
+def test_occurrences_counts_in_first_seen_order() -> None:
+    counts = occurrences("b.py a.py b.py\nb.py", ("path",))
+    assert list(counts["path"].items()) == [("b.py", 3), ("a.py", 1)]
+    assert harvest("b.py a.py b.py", ("path",)) == {"path": ["b.py", "a.py"]}
+
+
+def test_tokens_are_exact_identifiers_without_error_lines() -> None:
+    found = tokens(SESSION)
+    assert {"redis==5.0.1", "3f9a2c1d", "src/app/config.py", "@alice-dev"} <= found
+    assert not any("ModuleNotFoundError" in t for t in found)
+    assert tokens("Nothing exact here, just words and/or n/a.") == set()
+    assert set(TOKEN_KINDS) == set(KINDS) - {"error"}

@@ -1,0 +1,166 @@
+"""What the numbers rest on: the control arm is the ceiling, and the answerer and
+judge see exactly what they should."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import SMALL, compose_config
+
+from benchmark.answerer.base import AnswerRequest
+from benchmark.compaction import find_points, segments
+from benchmark.config import validate
+from benchmark.judge.base import JudgeRequest
+from benchmark.pipeline import build, run_job, run_point
+from benchmark.transcript.models import Transcript
+from benchmark.transcript.synthetic import generate
+
+POLICIES = ["none", "truncate", "observation_mask", "tool_clear", "anchor_index"]
+
+
+@pytest.fixture(scope="module")
+def default_results(tmp_path_factory):
+    """Every LLM-free policy on the default experiment (shared probe cache)."""
+    cache = tmp_path_factory.mktemp("cache")
+    results = {}
+    for policy in POLICIES:
+        cfg = compose_config([f"policy={policy}", "tracking=disabled", f"cache_dir={cache}"])
+        results[policy] = run_job(validate(cfg))
+    return results
+
+
+def test_default_experiment_probes_every_type(default_results):
+    result = default_results["none"]
+    assert {r.probe.type for r in result.probe_results} == {
+        "recall",
+        "artifact",
+        "continuation",
+        "decision",
+    }
+    # Same probes for every policy: they depend on transcript and probe config only.
+    ids = {p: [r.probe.id for r in res.probe_results] for p, res in default_results.items()}
+    assert all(v == ids["none"] for v in ids.values())
+
+
+def test_control_arm_is_the_ceiling(default_results):
+    control = default_results["none"].scores().overall
+    for policy, result in default_results.items():
+        assert control >= result.scores().overall, policy
+    # Compaction must actually cost something for the policies that drop the region.
+    assert control - default_results["truncate"].scores().overall > 1.0
+
+
+def test_truncate_forgets_the_middle(default_results):
+    def middle_recall(result):
+        scores = [
+            r.score
+            for r in result.probe_results
+            if r.probe.type == "recall" and 0.25 <= r.probe.position <= 0.75 and r.score is not None
+        ]
+        assert len(scores) >= 4
+        return sum(scores) / len(scores)
+
+    control, truncated = (
+        middle_recall(default_results["none"]),
+        middle_recall(default_results["truncate"]),
+    )
+    assert control >= 3.0
+    assert control - truncated >= 2.0
+
+
+def test_compaction_keeps_fewer_tokens(default_results):
+    before = default_results["none"].metrics()
+    assert before["kept_fraction"] == pytest.approx(1.0)
+    for policy in ("truncate", "observation_mask", "tool_clear", "anchor_index"):
+        metrics = default_results[policy].metrics()
+        assert metrics["tokens/before"] == before["tokens/before"]
+        assert metrics["tokens/after"] < before["tokens/after"], policy
+
+
+class Spy:
+    """Wraps a real answerer or judge and records every request it gets."""
+
+    def __init__(self, inner, method):
+        self.inner, self.method, self.requests = inner, method, []
+        setattr(self, method, self._call)
+        self.CRITERIA = getattr(inner, "CRITERIA", None)
+
+    def _call(self, request):
+        self.requests.append(request)
+        return getattr(self.inner, self.method)(request)
+
+
+def with_sentinels(t: Transcript, start: int, stop: int, tag: str) -> Transcript:
+    """Append a sentinel line to every message in [start, stop)."""
+    msgs = list(t.messages)
+    for i in range(start, stop):
+        m = msgs[i]
+        msgs[i] = m.model_copy(update={"content": f"{m.content or ''}\n{tag}-{i}"})
+    return t.model_copy(update={"messages": msgs})
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_answerer_sees_only_the_compacted_context(policy):
+    config = validate(compose_config([*SMALL, f"policy={policy}"]))
+    t = generate(seed=5, target_tokens=30000)
+    point = find_points(t, config.compaction)[0]
+    t = with_sentinels(t, point.head_end, point.tail_start, "REGION_SENTINEL")
+    t = with_sentinels(t, point.end, len(t.messages), "FUTURE_SENTINEL")
+    answerer = Spy(build(config.answerer, "answerer", "answer"), "answer")
+    judge = Spy(build(config.judge, "judge", "judge"), "judge")
+    pol = build(config.policy, "policy", "compact")
+    kept = pol.compact(segments(t, point))
+    result = run_point(config, t, point, pol, answerer, judge)
+    assert answerer.requests
+    allowed = {m.render() for m in kept}
+    for request in answerer.requests:
+        assert isinstance(request, AnswerRequest)
+        assert set(AnswerRequest.model_fields) == {"question", "context"}
+        assert request.context == result.context == kept
+        text = request.model_dump_json()
+        assert "FUTURE_SENTINEL" not in text  # never past the compaction point
+        # Region sentinels reach the answerer only inside messages the policy kept.
+        for m in request.context:
+            assert m.render() in allowed
+    if policy == "anchor_index":  # replaces the region's prose by an index of identifiers
+        assert not any("REGION_SENTINEL" in r.model_dump_json() for r in answerer.requests)
+    if policy == "none":
+        assert all("REGION_SENTINEL" in r.model_dump_json() for r in answerer.requests)
+
+
+def test_judge_input_never_names_the_policy():
+    sentinel = "POLICY_NAME_SENTINEL_7f3a"
+    for policy in POLICIES:
+        config = validate(compose_config([*SMALL, f"policy={policy}", f"policy.name={sentinel}"]))
+        t = generate(seed=6, target_tokens=30000)
+        point = find_points(t, config.compaction)[0]
+        judge = Spy(build(config.judge, "judge", "judge"), "judge")
+        pol = build(config.policy, "policy", "compact")
+        run_point(config, t, point, pol, build(config.answerer, "answerer", "answer"), judge)
+        assert judge.requests
+        for request in judge.requests:
+            assert isinstance(request, JudgeRequest)
+            text = request.model_dump_json()
+            assert sentinel not in text
+            for name in ("observation_mask", "tool_clear", "anchor_index", type(pol).__name__):
+                assert name not in text, (policy, name)
+
+
+def test_failed_answers_are_counted_not_scored():
+    config = validate(compose_config([*SMALL, "policy=none"]))
+    t = generate(seed=7, target_tokens=30000)
+    point = find_points(t, config.compaction)[0]
+
+    class Broken:
+        def answer(self, request):
+            raise ConnectionError("endpoint unreachable")
+
+    pol = build(config.policy, "policy", "compact")
+    res = run_point(config, t, point, pol, Broken(), build(config.judge, "judge", "judge"))
+    assert res.probes and all(r.failed and r.score is None for r in res.probes)
+    assert all("endpoint unreachable" in r.answer.error for r in res.probes)
+    from benchmark.results import JobResult
+
+    job = JobResult(policy="x", transcripts=[t.id], rubric=config.rubric, points=[res])
+    metrics = job.metrics()
+    assert metrics["failures/answers"] == len(res.probes)
+    assert "overall" not in metrics  # nothing scored, nothing invented

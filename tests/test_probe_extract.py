@@ -1,0 +1,505 @@
+"""Probe extraction: verbatim gold and evidence, region scoping, state at the point,
+selection, determinism, and real SWE-agent trajectories."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from benchmark.compaction import CompactionConfig, CompactionPoint, find_points
+from benchmark.probe.config import ProbeConfig
+from benchmark.probe.extract import generate_probes
+from benchmark.probe.models import Probe
+from benchmark.transcript.models import Message, Transcript
+
+DATA = Path(__file__).parents[2] / "shared" / "data" / "swe-agent"
+SENTINELS = ("HEADSENTINEL", "TAILSENTINEL", "FUTURESENTINEL", "head_sentinel", "tail_sentinel")
+
+
+def _call(name: str, args: dict, call_id: str, content: str | None = None) -> dict:
+    return {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": name, "arguments": json.dumps(args)}}
+        ],
+    }
+
+
+def _result(call_id: str, text: str) -> dict:
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def _say(text: str) -> dict:
+    return {"role": "assistant", "content": text}
+
+
+HEAD = [
+    {"role": "system", "content": "You are a coding agent. HEADSENTINEL rules apply."},
+    {"role": "user", "content": (
+        "Fix the stale cache bug. HEADSENTINEL: earlier we saw\n"
+        "FAILED tests/test_head.py::test_head_sentinel - ValueError: HEADSENTINEL\n"
+        "Decision: use HEADSENTINEL storage rather than disk because HEADSENTINEL is faster.\n"
+        "- [ ] HEADSENTINEL task\nI pinned head_sentinel to 9.9.9."
+    )},
+]
+
+REGION = [
+    _say("Plan:\n- [ ] Reproduce the stale cache bug\n- [ ] Fix TTL handling in "
+         "`src/app/cache.py`\n- [ ] Add a regression test for TTL expiry\n"
+         "- [ ] Update the changelog"),
+    _call("Read", {"file_path": "src/app/cache.py"}, "c1"),
+    _result("c1", "class Cache:\n    def get(self, key):\n        return self._data[key]\n"),
+    _call("bash", {"command": "pytest tests/test_cache.py -q"}, "c2"),
+    _result("c2", (
+        "..F.F\n"
+        "E       AssertionError: assert 'stale' == 'fresh'\n"
+        "FAILED tests/test_cache.py::test_ttl_expiry - AssertionError: assert 'stale' == 'fresh'\n"
+        "FAILED tests/test_cache.py::test_concurrent_get - TimeoutError: lock not released\n"
+        "2 failed, 3 passed in 0.12s"
+    )),
+    _say("The root cause is that `get()` never compares the stored timestamp with the TTL. "
+         "Decision: compare timestamps with time.monotonic() rather than time.time() because "
+         "wall-clock jumps would expire entries early."),
+    _call("str_replace_based_edit_tool", {
+        "command": "str_replace", "path": "src/app/cache.py",
+        "old_str": "        return self._data[key]",
+        "new_str": "        if self._is_expired(key):\n            return None\n"
+                   "        return self._data[key]",
+    }, "c3"),
+    _result("c3", "The file src/app/cache.py has been edited."),
+    _call("Write", {"file_path": "tests/test_ttl.py",
+                    "content": "def test_ttl_expires_entries():\n    assert expire_after(1)\n"},
+          "c4"),
+    _result("c4", "File created successfully at: tests/test_ttl.py"),
+    _call("bash", {"command": "python -c 'import redis'"}, "c5"),
+    _result("c5", "Traceback (most recent call last):\n  File \"<string>\", line 1\n"
+                  "ModuleNotFoundError: No module named 'redis'"),
+    _call("edit_file", {"path": "requirements.txt", "old_str": "httpx",
+                        "new_str": "httpx==0.27.0\nredis==5.0.1"}, "c6"),
+    _result("c6", "Edited requirements.txt"),
+    _call("apply_patch", {"input": (
+        "*** Begin Patch\n*** Add File: src/app/metrics.py\n+def record_cache_hit(key):\n"
+        "+    HITS[key] += 1\n*** Update File: src/app/config.py\n-TTL_SECONDS = 30\n"
+        "+TTL_SECONDS = 60\n*** End Patch"
+    )}, "c7"),
+    _result("c7", "Done!"),
+    _call("shell", {"command": "cat > docs/cache.md << 'EOF'\n# Cache\nEntries expire.\nEOF\n"
+                               "sed -i 's/30s/60s/' README.md"}, "c8"),
+    _result("c8", ""),
+    _call("str_replace_editor", {"command": "view", "path": "setup.cfg"}, "c9"),
+    _result("c9", "[metadata]\nname = app\n"),
+    _call("bash", {"command": "cat pyproject.toml"}, "c10"),
+    _result("c10", "[project]\nname = \"app\"\n"),
+    _say("We'll use an LRU eviction policy instead of FIFO, as hot keys must survive bursts."),
+    _say("- [x] Reproduce the stale cache bug\n- [x] Fix TTL handling in `src/app/cache.py`\n"
+         "- [ ] Add a regression test for TTL expiry\n- [ ] Update the changelog"),
+    _call("bash", {"command": "pytest tests/ -q"}, "c11"),
+    _result("c11", (
+        "FAILED tests/test_ttl.py::test_ttl_expires_entries - NameError: name 'expire_after' "
+        "is not defined\nFAILED tests/test_cache.py::test_concurrent_get - TimeoutError: lock "
+        "not released\n2 failed, 4 passed in 0.30s"
+    )),
+    _say("I set `max_entries` to 512 so the cache fits in the worker's memory budget."),
+]
+
+TAIL = [
+    _call("Write", {"file_path": "src/tail_sentinel.py", "content": "TAILSENTINEL = 1\n"}, "t1"),
+    _result("t1", "ok"),
+    _call("bash", {"command": "pytest tests/test_ttl.py -q"}, "t2"),
+    _result("t2", "1 passed in 0.05s"),
+    _say("- [x] Add a regression test for TTL expiry\n- [ ] Update the changelog\n"
+         "- [ ] TAILSENTINEL follow-up\nDecision: use TAILSENTINEL rather than x because y z."),
+    _call("bash", {"command": "python tail_sentinel.py"}, "t3"),
+    _result("t3", "RuntimeError: TAILSENTINEL exploded"),
+]
+
+FUTURE = [
+    _say("- [x] Update the changelog\nFUTURESENTINEL"),
+    _call("bash", {"command": "pytest tests/test_cache.py -q"}, "f1"),
+    _result("f1", "5 passed in 0.1s"),
+]
+
+
+def _transcript(messages: list[dict], tid: str = "fixture") -> Transcript:
+    return Transcript(id=tid, source="test", messages=[Message.model_validate(m) for m in messages])
+
+
+@pytest.fixture(scope="module")
+def session() -> tuple[Transcript, CompactionPoint]:
+    messages = HEAD + REGION + TAIL + FUTURE
+    transcript = _transcript(messages)
+    stop = len(HEAD) + len(REGION)
+    point = CompactionPoint(transcript_id="fixture", ordinal=0, head_end=len(HEAD),
+                            tail_start=stop, end=stop + len(TAIL), tokens_before=0)
+    return transcript, point
+
+
+@pytest.fixture(scope="module")
+def probes(session) -> list[Probe]:
+    return generate_probes(*session, ProbeConfig(per_type=20))
+
+
+def _of(probes: list[Probe], ptype: str) -> list[Probe]:
+    return [p for p in probes if p.type == ptype]
+
+
+def _facts(probes: list[Probe], *kinds: str) -> set[str]:
+    return {f.text for p in probes for f in p.gold.facts if not kinds or f.kind in kinds}
+
+
+def _check_invariants(transcript: Transcript, point: CompactionPoint, probes: list[Probe]) -> None:
+    questions = [p.question for p in probes]
+    assert len(questions) == len(set(questions)), "duplicate questions"
+    for p in probes:
+        assert p.id.startswith(f"{transcript.id}/p{point.ordinal}/{p.type}/")
+        assert p.transcript_id == transcript.id and p.point == point.ordinal
+        assert 0.0 <= p.position <= 1.0
+        rendered = {}
+        for ev in p.evidence:
+            assert point.head_end <= ev.message_index < point.tail_start
+            rendered[ev.message_index] = transcript.messages[ev.message_index].render()
+            assert ev.quote in rendered[ev.message_index]
+        for fact in p.gold.facts:
+            assert len(fact.text) <= 200
+            assert any(fact.text in text for text in rendered.values()), fact
+            assert fact.text.lower() not in p.question.lower(), (fact, p.question)
+
+
+def test_invariants_hold(session, probes):
+    _check_invariants(*session, probes)
+    assert {p.type for p in probes} == {"recall", "artifact", "continuation", "decision"}
+
+
+def test_head_tail_and_future_never_leak(probes):
+    blob = json.dumps([p.model_dump() for p in probes])
+    for sentinel in SENTINELS:
+        assert sentinel not in blob
+
+
+def test_recall_errors_pins_and_values(probes):
+    recall = _of(probes, "recall")
+    by_question = {p.question: p for p in recall}
+    error = by_question["What exact error did `pytest tests/test_cache.py -q` fail with?"]
+    assert "AssertionError: assert 'stale' == 'fresh'" in _facts([error])
+    assert "tests/test_cache.py::test_ttl_expiry" in _facts([error], "identifier")
+    module = by_question["Which command failed with a `ModuleNotFoundError`?"]
+    assert _facts([module]) == {"python -c 'import redis'"}
+    assert _facts([by_question["Which version of `httpx` did we pin?"]]) == {"0.27.0"}
+    assert _facts([by_question["Which version of `redis` did we pin?"]]) == {"5.0.1"}
+    assert _facts([by_question["What value did we set `max_entries` to?"]]) == {"512"}
+    root = next(p for p in recall if "root cause" in p.question)
+    assert any("never compares the stored timestamp" in f for f in _facts([root]))
+
+
+def test_artifact_trail(probes):
+    artifact = _of(probes, "artifact")
+    assert _facts(artifact, "created") == {"tests/test_ttl.py", "src/app/metrics.py",
+                                           "docs/cache.md"}
+    assert _facts(artifact, "modified") == {"src/app/cache.py", "requirements.txt",
+                                            "src/app/config.py", "README.md"}
+    assert _facts(artifact, "read") == {"setup.cfg", "pyproject.toml"}
+    by_question = {p.question: p for p in artifact}
+    change = by_question["What did we change in `src/app/cache.py`?"]
+    assert "self._is_expired" in _facts([change])
+    new_file = by_question["What did we put in the new file `src/app/metrics.py`?"]
+    assert "record_cache_hit" in _facts([new_file])
+
+
+def test_continuation_state_at_the_point(probes):
+    continuation = _of(probes, "continuation")
+    pending = _facts(continuation, "pending")
+    assert "Update the changelog" in pending  # checked off only after point.end
+    assert "Add a regression test for TTL expiry" not in pending  # checked off in the tail
+    assert "Reproduce the stale cache bug" not in pending  # checked off in the region
+    assert "tests/test_cache.py::test_concurrent_get" in pending
+    assert "tests/test_ttl.py::test_ttl_expires_entries" not in pending  # fixed in the tail
+    assert "tests/test_cache.py::test_ttl_expiry" not in pending  # fixed by the later full run
+    done = next(p for p in continuation if "completed" in p.question)
+    assert "Reproduce the stale cache bug" in _facts([done])
+
+
+def test_decisions(probes):
+    decisions = _of(probes, "decision")
+    facts = _facts(decisions)
+    assert {f.kind for p in decisions for f in p.gold.facts} <= {"choice", "rationale",
+                                                                 "alternative"}
+    assert "wall-clock jumps would expire entries early" in facts
+    assert "hot keys must survive bursts" in facts
+    assert len(decisions) == 2
+
+
+def test_deterministic(session):
+    transcript, point = session
+    again = _transcript([m.model_dump(exclude_none=True) for m in transcript.messages])
+    first = generate_probes(transcript, point, ProbeConfig(seed=3, per_type=2))
+    assert first == generate_probes(again, point, ProbeConfig(seed=3, per_type=2))
+
+
+def test_only_configured_types(session):
+    probes = generate_probes(*session, ProbeConfig(types=["decision", "recall"]))
+    assert {p.type for p in probes} == {"decision", "recall"}
+
+
+def test_nothing_to_ask_yields_no_probes():
+    messages = HEAD + [_say("Hello."), {"role": "user", "content": "Thanks."}, _say("Bye.")]
+    transcript = _transcript(messages)
+    point = CompactionPoint(transcript_id="fixture", ordinal=0, head_end=2, tail_start=4, end=5,
+                            tokens_before=0)
+    assert generate_probes(transcript, point, ProbeConfig()) == []
+
+
+def _spread_session(n: int) -> tuple[Transcript, CompactionPoint]:
+    region = []
+    for i in range(n):
+        region += [
+            _call("bash", {"command": f"python step_{i:02d}.py"}, f"s{i}"),
+            _result(f"s{i}", f"ValueError: bad value {i * 7} in step {i}"),
+        ]
+    transcript = _transcript(HEAD + region + [_say("done")])
+    point = CompactionPoint(transcript_id="fixture", ordinal=1, head_end=2,
+                            tail_start=2 + len(region), end=3 + len(region), tokens_before=0)
+    return transcript, point
+
+
+def test_per_type_cap_and_stratification():
+    transcript, point = _spread_session(30)
+    for seed in range(5):
+        probes = generate_probes(transcript, point, ProbeConfig(types=["recall"], per_type=3,
+                                                                seed=seed))
+        assert len(probes) == 3
+        assert [p.id for p in probes] == [f"fixture/p1/recall/{n}" for n in range(3)]
+        positions = sorted(p.position for p in probes)
+        assert positions[0] < 1 / 3 <= positions[1] < 2 / 3 <= positions[2]
+    picks = {
+        tuple(p.question for p in generate_probes(
+            transcript, point, ProbeConfig(types=["recall"], per_type=3, seed=seed)))
+        for seed in range(5)
+    }
+    assert len(picks) > 1  # the seed drives the pick within each stratum
+
+
+def test_config_validation_names_the_field():
+    with pytest.raises(ValidationError, match="types"):
+        ProbeConfig(types=[])
+    with pytest.raises(ValidationError, match="types"):
+        ProbeConfig(types=["recall", "recall"])
+    with pytest.raises(ValidationError, match="per_type"):
+        ProbeConfig(per_type=0)
+    with pytest.raises(ValidationError, match="nope"):
+        ProbeConfig(nope=1)
+
+
+def test_fast_on_a_long_session():
+    block = REGION * 120  # ~3,000 messages, over a megabyte of text
+    messages = HEAD + block + [_say("end")]
+    for i, m in enumerate(messages):  # unique call ids per repetition
+        if m.get("tool_calls"):
+            m = {**m, "tool_calls": [{**m["tool_calls"][0], "id": f"x{i}"}]}
+            messages[i] = m
+            if messages[i + 1]["role"] == "tool":
+                messages[i + 1] = {**messages[i + 1], "tool_call_id": f"x{i}"}
+    transcript = _transcript(messages)
+    assert sum(len(m.render()) for m in transcript.messages) > 1_000_000 // 4
+    point = CompactionPoint(transcript_id="fixture", ordinal=0, head_end=2,
+                            tail_start=len(messages) - 1, end=len(messages), tokens_before=0)
+    start = time.perf_counter()
+    probes = generate_probes(transcript, point, ProbeConfig())
+    assert time.perf_counter() - start < 2.0
+    _check_invariants(transcript, point, probes)
+
+
+# --- real SWE-agent trajectories ------------------------------------------------------------
+
+
+def _swe_transcript(name: str) -> Transcript:
+    path = DATA / name
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    messages = []
+    for item in json.loads(path.read_text())["history"]:
+        message = {"role": item["role"], "content": item["content"]}
+        if item.get("tool_calls"):
+            message["tool_calls"] = item["tool_calls"]
+        if item["role"] == "tool":
+            message["tool_call_id"] = (item.get("tool_call_ids") or ["?"])[0]
+        messages.append(message)
+    return _transcript(messages, path.stem)
+
+
+@pytest.mark.parametrize("name", [
+    "pydicom__pydicom-1458.traj",
+    "swe-agent__test-repo-i1.traj",
+    "6e44b9__sweagenttestrepo-1c2844.traj",
+])
+def test_swe_agent_trajectories(name):
+    transcript = _swe_transcript(name)
+    config = CompactionConfig(context_window=transcript.total_tokens, trigger_ratio=0.97,
+                              head_messages=3, tail_tokens=200)
+    point = find_points(transcript, config)[-1]
+    probes = generate_probes(transcript, point, ProbeConfig())
+    _check_invariants(transcript, point, probes)
+    assert {"artifact"} <= {p.type for p in probes}
+    assert _facts(probes, "modified")  # the fix itself
+    if name.startswith("pydicom"):
+        assert {"recall", "artifact"} <= {p.type for p in probes}
+        assert "reproduce_bug.py" in _facts(probes, "created")
+        assert any(f.endswith("pixel_data_handlers/numpy_handler.py")
+                   for f in _facts(probes, "modified"))
+        assert any(f.startswith("AttributeError: Unable to convert the pixel data")
+                   for f in _facts(probes, "detail"))
+
+
+# --- dialects: tool names and argument keys of other agents, SWE-agent text commands -----------
+
+
+def _region_point(transcript: Transcript, tail: int = 1) -> CompactionPoint:
+    n = len(transcript.messages)
+    return CompactionPoint(transcript_id=transcript.id, ordinal=0, head_end=2,
+                           tail_start=n - tail, end=n, tokens_before=0)
+
+
+def test_file_operations_across_tool_dialects():
+    region = [
+        _call("view_file", {"file": "src/core/engine.py"}, "d1"),
+        _result("d1", "def run():\n    return 1\n"),
+        _call("MultiEdit", {"file_path": "src/core/engine.py", "edits": [
+            {"old_string": "    return 1", "new_string": "    return run_pipeline(STAGES)"},
+        ]}, "d2"),
+        _result("d2", "Applied 1 edit"),
+        _call("create_file", {"filename": "src/core/stages.py",
+                              "content": "STAGE_NAMES = ['load', 'save']\n"}, "d3"),
+        _result("d3", "created"),
+        _call("bash", {"command": "touch notes.txt && mv notes.txt docs/notes.txt"}, "d4"),
+        _result("d4", ""),
+        _call("bash", {"command": "echo 'retries = 3' >> settings.ini"}, "d5"),
+        _result("d5", ""),
+        _call("apply_patch", {"patch": (
+            "--- /dev/null\n+++ b/src/core/hooks.py\n@@ -0,0 +1 @@\n+def on_stage_done(name):\n"
+            "--- a/src/core/old_api.py\n+++ b/src/core/old_api.py\n@@ -1 +1 @@\n"
+            "-LEGACY = True\n+LEGACY_MODE = False\n")}, "d6"),
+        _result("d6", "patched"),
+        _call("Edit", {"file_path": "src/core/missing.py", "old_string": "a", "new_string": "b"},
+              "d7"),
+        _result("d7", "Error: String to replace not found in file."),
+        _call("grep", {"pattern": "TODO", "path": "src/core/todo_list.py"}, "d8"),
+        _result("d8", "src/core/todo_list.py:3: TODO"),
+    ]
+    transcript = _transcript(HEAD + region + [_say("done")])
+    probes = generate_probes(transcript, _region_point(transcript), ProbeConfig(per_type=20))
+    _check_invariants(transcript, _region_point(transcript), probes)
+    assert _facts(probes, "created") == {"src/core/stages.py", "notes.txt", "docs/notes.txt",
+                                         "src/core/hooks.py"}
+    assert _facts(probes, "modified") == {"src/core/engine.py", "settings.ini",
+                                          "src/core/old_api.py"}
+    assert _facts(probes, "read") == set()  # engine.py was read, then modified; grep is a search
+    changes = {p.question: _facts([p]) for p in _of(probes, "artifact")}
+    assert "run_pipeline" in changes["What did we change in `src/core/engine.py`?"]
+    assert "LEGACY_MODE" in changes["What did we change in `src/core/old_api.py`?"]
+    assert "on_stage_done" in changes["What did we put in the new file `src/core/hooks.py`?"]
+
+
+SWE_REGION = [
+    _say("Let's write a reproduction script.\n\n```\ncreate repro.py\n```"),
+    {"role": "user", "content": "[File: /repo/repro.py (1 lines total)]\n1:\n\n"
+                                "(Open file: /repo/repro.py)\n(Current directory: /repo)\nbash-$"},
+    _say("```\nedit 1:1\nfrom lib.core import parse_header\nprint(parse_header(b''))\n"
+         "end_of_edit\n```"),
+    {"role": "user", "content": "[File: /repo/repro.py (2 lines total)]\n1:from lib.core import "
+                                "parse_header\nFile updated.\n(Open file: /repo/repro.py)"},
+    _say("Run it.\n```\npython repro.py\n```"),
+    {"role": "user", "content": "Traceback (most recent call last):\n  File \"repro.py\", line 2\n"
+                                "IndexError: index out of range in parse_header\n"
+                                "(Open file: /repo/repro.py)"},
+    _say("```\nopen src/lib/core.py 40\n```"),
+    {"role": "user", "content": "[File: /repo/src/lib/core.py (120 lines total)]\n"
+                                "40:def parse_header(data):\n41:    return data[0]\n"
+                                "(Open file: /repo/src/lib/core.py)"},
+    _say("The crash is due to indexing an empty byte string.\n```\nedit 41:41\n"
+         "    return data[0] if data else EMPTY_HEADER\nend_of_edit\n```"),
+    {"role": "user", "content": "[File: /repo/src/lib/core.py (120 lines total)]\n41:    return "
+                                "data[0] if data else EMPTY_HEADER\nFile updated.\n"
+                                "(Open file: /repo/src/lib/core.py)"},
+]
+
+
+def test_swe_agent_text_commands():
+    transcript = _transcript(HEAD + SWE_REGION + [_say("```\nsubmit\n```")])
+    point = _region_point(transcript)
+    probes = generate_probes(transcript, point, ProbeConfig(per_type=20))
+    _check_invariants(transcript, point, probes)
+    assert _facts(probes, "created") == {"repro.py"}
+    assert _facts(probes, "modified") == {"/repo/src/lib/core.py"}
+    by_question = {p.question: p for p in probes}
+    error = by_question["What exact error did `python repro.py` fail with?"]
+    assert _facts([error]) == {"IndexError: index out of range in parse_header"}
+    change = by_question["What did we change in `/repo/src/lib/core.py`?"]
+    assert "EMPTY_HEADER" in _facts([change])
+    assert _facts([by_question["What was the crash due to?"]]) == {
+        "indexing an empty byte string"}
+
+
+# --- the synthetic generator's sessions, against its planted ground truth ---------------------
+
+
+def test_synthetic_session_agrees_with_ground_truth():
+    synthetic = pytest.importorskip("benchmark.transcript.synthetic")
+    transcript = synthetic.generate(seed=1, target_tokens=60000)
+    config = CompactionConfig(context_window=50000, trigger_ratio=0.8, tail_tokens=8000)
+    point = find_points(transcript, config)[-1]
+    default = generate_probes(transcript, point, ProbeConfig())
+    assert {p.type for p in default} == {"recall", "artifact", "continuation", "decision"}
+    probes = generate_probes(transcript, point, ProbeConfig(per_type=50))
+    _check_invariants(transcript, point, probes)
+
+    planted = transcript.ground_truth
+
+    def values(kind: str) -> set[str]:
+        return {f.value for f in planted if f.kind == kind}
+
+    assert _facts(probes, "created") and _facts(probes, "created") <= values("file_created")
+    assert _facts(probes, "modified") and _facts(probes, "modified") <= values("file_modified")
+    assert _facts(probes, "read") <= values("file_read")
+
+    open_at_point = {
+        f.value for f in planted
+        if f.kind == "pending" and point.head_end <= f.message_index < point.tail_start
+        and (f.details.get("closed_at") is None or f.details["closed_at"] >= point.end)
+    }
+    checklist = [p for p in probes if "plan or checklist" in p.question]
+    assert checklist and _facts(checklist, "pending") <= open_at_point
+
+    decisions = [f for f in planted if f.kind == "decision"]
+    choices = [d.value for d in decisions]
+    rationales = [d.details["rationale"] for d in decisions]
+    rejected = [a for d in decisions for a in d.details["alternatives"]]
+    assert _facts(probes, "choice") and _facts(probes, "rationale")
+    for text in _facts(probes, "choice"):
+        assert any(text in c for c in choices), text
+    for text in _facts(probes, "rationale"):
+        assert any(text in r for r in rationales), text
+    for text in _facts(probes, "alternative"):  # a planted choice may itself say "instead of"
+        assert any(text in a for a in rejected + choices), text
+
+    errors = [f for f in planted if f.kind == "error"]
+    compared = 0
+    for probe in probes:
+        if not probe.question.startswith("What exact error did"):
+            continue
+        shown = {e.message_index for e in probe.evidence}
+        same_run = [f.value for f in errors if f.message_index in shown]
+        for fact in probe.gold.of_kind("detail") if same_run else []:
+            compared += 1
+            assert any(fact.text in v or v in fact.text for v in same_run), (fact, same_run)
+    assert compared
+
+    for probe in probes:
+        if probe.question.startswith("Which version of `"):
+            package = probe.question.split("`")[1]
+            pins = {f.value for f in planted if f.kind == "version" and f.key == package}
+            assert {f.text for f in probe.gold.facts} <= pins, (probe.question, pins)
