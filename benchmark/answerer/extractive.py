@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,24 @@ from benchmark.transcript.models import Message
 QUERY_STOP_WORDS: frozenset[str] = frozenset(
     stem(w) for w in ("exact", "exactly", "describe", "list", "tell", "mention", "specific", "each")
 )
+# Words a question and its answer often phrase differently ("change" / "edited",
+# "completed" / "done", "why" / "because"). A question term also searches for
+# its group's other members at ``SYNONYM_WEIGHT``.
+SYNONYMS: tuple[tuple[str, ...], ...] = (
+    ("change", "edit", "modify", "update", "replace"),
+    ("create", "new", "write", "add"),
+    ("done", "complete", "finish", "close"),
+    ("open", "pending", "todo", "remaining", "outstanding", "unfinished", "left"),
+    ("decide", "decision", "choose", "chose", "settle", "pick"),
+    ("why", "because", "reason", "rationale", "since"),
+    ("fail", "error", "broke", "break"),
+    ("alternative", "consider", "instead", "rejected", "option"),
+)
+SYNONYM_WEIGHT = 0.5
+_LIST_MARK = re.compile(r"^(?:[-*+\u2022]\s+|\d{1,3}[.)]\s+)?(?:\[[ xX]\]\s+)?")
+_SYNONYMS: dict[str, tuple[str, ...]] = {
+    stem(w): tuple(stem(o) for o in group if o != w) for group in SYNONYMS for w in group
+}
 # Cache at most this many distinct contexts: the pipeline asks all probes of a
 # compaction point against one context, then moves on.
 _CACHE_SIZE = 4
@@ -38,6 +57,9 @@ class _Index:
 
     passages: tuple[str, ...]
     postings: dict[str, list[tuple[int, int]]]
+    # Passage -> the last passage restating it (same text up to list marks and
+    # task boxes): a later "- [x] item" supersedes an earlier "- [ ] item".
+    latest: tuple[int, ...]
     # BM25 length factor ``k1 * (1 - b + b * length / avg_length)`` per passage.
     norms: tuple[float, ...]
     # Token counts, filled as passages are considered for an answer.
@@ -99,7 +121,7 @@ class ExtractiveAnswerer:
         self._cache: list[tuple[tuple[Message, ...], _Index]] = []
 
     def answer(self, request: AnswerRequest) -> Answer:
-        query = [t for t in _terms(request.question) if t not in QUERY_STOP_WORDS]
+        query = _query(request.question)
         if not query:
             return Answer(text="")
         index = self._index(request.context)
@@ -112,13 +134,13 @@ class ExtractiveAnswerer:
         ranked = (heapq.heappop(heap)[1] for _ in range(len(heap)))
         return Answer(text=self._assemble(index, ranked))
 
-    def _scores(self, index: _Index, query: list[str]) -> dict[int, float]:
+    def _scores(self, index: _Index, query: dict[str, float]) -> dict[int, float]:
         scores: dict[int, float] = {}
-        for term in dict.fromkeys(query):
+        for term, query_weight in query.items():
             postings = index.postings.get(term)
             if not postings:
                 continue
-            weight = index.idf(term) * (self.k1 + 1)
+            weight = query_weight * index.idf(term) * (self.k1 + 1)
             norms = index.norms
             for pid, tf in postings:
                 scores[pid] = scores.get(pid, 0.0) + weight * tf / (tf + norms[pid])
@@ -141,7 +163,7 @@ class ExtractiveAnswerer:
             if budget - used <= _MIN_PASSAGE_TOKENS or skips >= _MAX_SKIPS:
                 break
             text = index.passages[pid]
-            if text in seen:
+            if text in seen or index.latest[pid] != pid:
                 continue
             cost = index.tokens(pid) + (1 if chosen else 0)
             if used + cost > budget:
@@ -169,6 +191,7 @@ class ExtractiveAnswerer:
 
     def _build(self, context: list[Message]) -> _Index:
         texts: list[str] = []
+        last: dict[str, int] = {}
         postings: dict[str, list[tuple[int, int]]] = {}
         lengths: list[int] = []
         for passage in passages(context, self.passage_max_tokens, _terms):
@@ -179,12 +202,27 @@ class ExtractiveAnswerer:
             terms = own + list(passage.link_terms)
             pid = len(texts)
             texts.append(passage.text)
+            last[_restatement_key(passage.text)] = pid
             lengths.append(len(terms))
             for term, tf in Counter(terms).items():
                 postings.setdefault(term, []).append((pid, tf))
         avg = sum(lengths) / len(lengths) if lengths else 1.0
         norms = tuple(self.k1 * (1 - self.b + self.b * n / avg) for n in lengths)
-        return _Index(tuple(texts), postings, norms)
+        latest = tuple(last[_restatement_key(t)] for t in texts)
+        return _Index(tuple(texts), postings, latest, norms)
+
+
+def _restatement_key(text: str) -> str:
+    return " ".join(_LIST_MARK.sub("", text).lower().split())
+
+
+def _query(question: str) -> dict[str, float]:
+    """Question terms with weights: 1 for its own terms, ``SYNONYM_WEIGHT`` for synonyms."""
+    query = {t: 1.0 for t in _terms(question) if t not in QUERY_STOP_WORDS}
+    for term in list(query):
+        for other in _SYNONYMS.get(term, ()):
+            query.setdefault(other, SYNONYM_WEIGHT)
+    return query
 
 
 def _terms(text: str) -> list[str]:

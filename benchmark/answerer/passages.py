@@ -7,9 +7,12 @@ also carries *link terms*, indexed but never returned:
 
 * a list item or indented line under a heading line (``Files created:``,
   ``## Pending``) gets the heading's terms;
-* each line of an action's result gets the action's terms (tool name and
-  short arguments for a tool call, the command for a fenced command block
-  answered by the next user message);
+* an error line in an action's result gets the action's terms (tool name
+  and short arguments for a tool call, the command for a fenced command
+  block answered by the next user message); other result lines (file
+  bodies, listings) do not, or they would all match any question naming
+  the file;
+* a task-list item gets ``done`` (``- [x]``) or ``open`` (``- [ ]``);
 * an action's line gets the terms of the error lines of its result (and a
   tool call line, cut into pieces, its name and short arguments).
 
@@ -30,6 +33,8 @@ Analyzer = Callable[[str], list[str]]
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+")
 _HEADING_MAX_CHARS = 120
+_ERROR_LINE = identifiers.PATTERNS["error"]
+_CHECKBOX = re.compile(r"^(?:[-*+]\s+)?\[([ xX])\]\s")
 # A fenced command block closing an assistant message (text tool protocols).
 _COMMAND_BLOCK = re.compile(r"```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.S)
 _ARG_MAX_CHARS = 200  # longer arguments (file contents) say little about the action
@@ -57,10 +62,20 @@ def passages(context: list[Message], max_tokens: int, analyze: Analyzer) -> list
         result_link = _result_link(context, i, calls, analyze)
         call_links = _call_links(message, results, calls, i, context, analyze)
         for line, heading in _lines(text, analyze):
-            link = heading + result_link + call_links.get(line, [])
+            link = heading + _checkbox_terms(line, analyze) + call_links.get(line, [])
+            if result_link and _ERROR_LINE.match(line):
+                link += result_link
             for piece in _cut(line, max_tokens):
                 out.append(Passage(piece, tuple(link[:_MAX_LINK_TERMS])))
     return out
+
+
+def _checkbox_terms(line: str, analyze: Analyzer) -> list[str]:
+    """A markdown task-list box says whether the item is done: ``- [x]`` / ``- [ ]``."""
+    match = _CHECKBOX.match(line)
+    if match is None:
+        return []
+    return analyze("done" if match.group(1) in "xX" else "open")
 
 
 def _results(context: list[Message]) -> dict[str, str]:

@@ -23,14 +23,14 @@ PHRASE_KINDS: frozenset[FactKind] = frozenset(
 
 # Function words and question scaffolding: they carry no retrievable content.
 _STOP_TEXT = """
-    a about above after again against all also am an and any are as at be because been
+    a about above after again against all also am an and any are as at be been
     before being below between both but by can could did do does doing done down during
     each either else ever few for from further had has have having he her here hers him
     his how i if in into is it its itself just let like me more most much must my no nor
     not now of off on once only or other our ours out over own part same she should so
     some such than that the their theirs them then there these they this those through
     to too under until up upon us very was we were what when where which while who whom
-    why will with within would yet you your yours
+    will with within would yet you your yours
 """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split())
 

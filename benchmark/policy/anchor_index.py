@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from benchmark import identifiers, tokens
+from benchmark import activity, identifiers, tokens
+from benchmark.activity.operations import PathKeys
 from benchmark.compaction import Segments
 from benchmark.policy.truncate import check_int, tool_spans
 from benchmark.transcript.models import Message
@@ -38,62 +39,27 @@ SECTIONS: dict[str, str] = {
 }
 
 OPERATIONS: tuple[str, ...] = ("created", "modified", "read")
-_TOOL_OPERATION: dict[str, str] = {
-    **dict.fromkeys(("write_file", "create_file", "write", "create"), "created"),
-    **dict.fromkeys(("edit_file", "edit", "multiedit", "str_replace"), "modified"),
-    **dict.fromkeys(("read_file", "read", "view", "view_file", "open", "open_file"), "read"),
-}
-# Editors that take the operation as a ``command`` argument (Anthropic's text editor tool).
-_EDITOR_TOOLS = frozenset(("str_replace_editor", "str_replace_based_edit_tool"))
-_EDITOR_COMMAND: dict[str, str] = {
-    "create": "created",
-    "str_replace": "modified",
-    "insert": "modified",
-    "undo_edit": "modified",
-    "view": "read",
-}
-PATH_KEYS: tuple[str, ...] = ("path", "file_path", "filename")
+# benchmark.activity's operation kinds, as the index names them.
+_OPERATION = {"write": "created", "touch": "created", "edit": "modified", "read": "read"}
 _PIN_SPLIT = re.compile(r"==|>=|<=|~=|@")
 # Minimum budget: the heading plus a line or two must fit.
 MIN_TOKENS = 64
 
 
-def operation(tool: str, args: dict[str, Any]) -> str | None:
-    """What a tool call did to a file ("created", "modified", "read"), if its name says."""
-    name = tool.strip().lower()
-    if name in _EDITOR_TOOLS:
-        command = args.get("command")
-        return _EDITOR_COMMAND.get(command.strip().lower()) if isinstance(command, str) else None
-    return _TOOL_OPERATION.get(name)
-
-
-def _path_argument(args: dict[str, Any]) -> str | None:
-    for key in PATH_KEYS:
-        value = args.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
-
-
 def file_operations(messages: list[Message]) -> dict[str, list[str]]:
-    """Paths the tool calls in ``messages`` created, modified or read, in first-seen order.
+    """Paths that actions in ``messages`` created, modified or read, in first-seen order.
 
-    An edit call without a path edits the file last opened or created by a
-    call (SWE-agent's editor is stateful); it is attributed to that file.
+    Uses :mod:`benchmark.activity`, the same reading of tool calls, shell
+    commands and text command blocks that probe extraction uses. Failed
+    operations (an edit the tool rejected) do not count.
     """
+    texts = {i: m.render() for i, m in enumerate(messages)}
+    keys = PathKeys()  # one entry per file, however its path is spelled
     found: dict[str, set[str]] = {}
-    current: str | None = None
-    for message in messages:
-        for call in message.tool_calls or []:
-            args = call.function.args()
-            op = operation(call.function.name, args)
-            path = _path_argument(args)
-            if path is None and op == "modified":
-                path = current
-            if op is None or path is None:
-                continue
-            current = path
-            found.setdefault(path, set()).add(op)
+    for op in activity.file_ops(activity.extract(messages, texts, 0, len(messages)), texts):
+        kind = _OPERATION.get(op.kind)
+        if kind and not op.failed:
+            found.setdefault(keys.key(op.path), set()).add(kind)
     return {path: [op for op in OPERATIONS if op in ops] for path, ops in found.items()}
 
 

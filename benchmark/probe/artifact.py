@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from benchmark import identifiers
+from benchmark.activity.operations import FileOp, PathKeys
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Evidence, Fact
-from benchmark.probe.operations import FileOp
 from benchmark.probe.text import fact_kind
 
 Status = Literal["created", "modified", "read"]
@@ -47,36 +47,9 @@ class FileRecord:
         return None
 
 
-class _Paths:
-    """Maps spellings of one file (``x.py``, ``./x.py``, ``/repo/x.py``) to one key."""
-
-    def __init__(self) -> None:
-        self.known: dict[str, str] = {}  # spelling -> key
-        self.by_name: dict[str, list[str]] = {}  # basename -> keys
-
-    def key(self, path: str) -> str:
-        path = path.strip().removeprefix("./")
-        if path in self.known:
-            return self.known[path]
-        name = path.rstrip("/").rsplit("/", 1)[-1]
-        keys = self.by_name.setdefault(name, [])
-        # An absolute path ending in a relative one is that file seen from the working
-        # directory; two relative paths (``a.txt``, ``docs/a.txt``) are different files.
-        matches = [
-            k for k in keys
-            if (k.startswith("/") and not path.startswith("/") and k.endswith("/" + path))
-            or (path.startswith("/") and not k.startswith("/") and path.endswith("/" + k))
-        ]
-        key = matches[0] if len(matches) == 1 else path
-        if key == path:
-            keys.append(path)
-        self.known[path] = key
-        return key
-
-
 def file_records(view: View) -> list[FileRecord]:
     """Files touched by calls made in the region, in first-touch order."""
-    paths = _Paths()
+    paths = PathKeys()
     records: dict[str, FileRecord] = {}
     for op in view.file_ops:
         if op.failed or not view.in_region(op.action_index):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from benchmark.activity.actions import Action, extract
+from benchmark.activity.operations import FileOp, file_ops
 from benchmark.compaction import CompactionPoint
-from benchmark.probe.actions import Action, extract
 from benchmark.probe.models import Evidence, Fact, ProbeType
-from benchmark.probe.operations import FileOp, file_ops
 from benchmark.probe.runs import TestRun, test_runs
 from benchmark.probe.text import quote_around
 from benchmark.transcript.models import Transcript

@@ -6,10 +6,10 @@ import re
 from collections.abc import Iterator
 
 from benchmark import identifiers
-from benchmark.probe.actions import Action
+from benchmark.activity.actions import Action
+from benchmark.activity.operations import is_inspection, paths_of
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Fact
-from benchmark.probe.operations import is_inspection, paths_of
 from benchmark.probe.runs import error_lines, main_error
 from benchmark.probe.text import clip, fact_kind, first_line, sentences, trim, unquote
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from benchmark.probe.actions import Action
+from benchmark.activity.actions import Action
 from benchmark.probe.text import clip, line_at
 
 ErrorKind = Literal["exception", "failed", "error"]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from benchmark.probe.actions import Action, open_file
-from benchmark.probe.shell import programs, shell_ops
+from benchmark.activity.actions import Action, open_file
+from benchmark.activity.shell import programs, shell_ops
 
 OpKind = Literal["write", "edit", "read", "delete", "touch"]
 
@@ -277,3 +277,30 @@ def _inspects(command: str) -> bool:
         if program not in _INSPECT_PROGRAMS:
             return False
     return True
+
+
+class PathKeys:
+    """Maps spellings of one file (``x.py``, ``./x.py``, ``/repo/x.py``) to one key."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, str] = {}  # spelling -> key
+        self.by_name: dict[str, list[str]] = {}  # basename -> keys
+
+    def key(self, path: str) -> str:
+        path = path.strip().removeprefix("./")
+        if path in self.known:
+            return self.known[path]
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        keys = self.by_name.setdefault(name, [])
+        # An absolute path ending in a relative one is that file seen from the working
+        # directory; two relative paths (``a.txt``, ``docs/a.txt``) are different files.
+        matches = [
+            k for k in keys
+            if (k.startswith("/") and not path.startswith("/") and k.endswith("/" + path))
+            or (path.startswith("/") and not k.startswith("/") and path.endswith("/" + k))
+        ]
+        key = matches[0] if len(matches) == 1 else path
+        if key == path:
+            keys.append(path)
+        self.known[path] = key
+        return key
