@@ -97,3 +97,12 @@ def test_rubric_without_criteria_for_a_probe_type():
     cfg = compose_config([*SMALL, "~rubric.probe_criteria.decision"])
     with pytest.raises(UserError, match="rubric.probe_criteria.decision"):
         run_job(validate(cfg))
+
+
+def test_probe_types_from_the_command_line():
+    cfg = compose_config([*SMALL, "policy=truncate", "probe.types=[recall,artifact]"])
+    result = run_job(validate(cfg))
+    assert result.policy == "truncate"
+    assert {r.probe.type for r in result.probe_results} == {"recall", "artifact"}
+    metrics = result.metrics()
+    assert "type/recall" in metrics and "type/decision" not in metrics

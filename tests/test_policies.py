@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import compose_config
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
@@ -391,7 +392,7 @@ def test_bad_parameters_name_themselves(cls: type, kwargs: dict, name: str) -> N
 
 @pytest.mark.parametrize("name", NAMES)
 def test_hydra_configs_instantiate_and_run(name: str) -> None:
-    cfg = OmegaConf.load(REPO / "conf" / "policy" / f"{name}.yaml")
+    cfg = OmegaConf.to_container(compose_config([f"policy={name}"]).policy, resolve=True)
     assert cfg.pop("name") == name
     policy = instantiate(cfg)
     assert isinstance(policy, Policy)

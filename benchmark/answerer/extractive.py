@@ -20,10 +20,14 @@ from benchmark.answerer.passages import passages
 from benchmark.judge.matching import content_terms, identifier_terms, stem
 from benchmark.transcript.models import Message
 
-# Question scaffolding that says how to answer, not what about.
-QUERY_STOP_WORDS: frozenset[str] = frozenset(
-    stem(w) for w in ("exact", "exactly", "describe", "list", "tell", "mention", "specific", "each")
-)
+# Question scaffolding that says how to answer or when, not what about.
+_QUERY_STOP_TEXT = """
+exact exactly describe list tell mention specific each
+point still yet already far currently moment part session
+"""
+QUERY_STOP_WORDS: frozenset[str] = frozenset(stem(w) for w in _QUERY_STOP_TEXT.split())
+# "not done", "without changing": the negated word is not what the answer contains.
+_NEGATED = re.compile(r"\b(?:not|never|without|no)\s+\w+", re.I)
 # Words a question and its answer often phrase differently ("change" / "edited",
 # "completed" / "done", "why" / "because"). A question term also searches for
 # its group's other members at ``SYNONYM_WEIGHT``.
@@ -38,6 +42,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("alternative", "consider", "instead", "rejected", "option"),
 )
 SYNONYM_WEIGHT = 0.5
+_DIGITS = re.compile(r"\d+")
 _LIST_MARK = re.compile(r"^(?:[-*+\u2022]\s+|\d{1,3}[.)]\s+)?(?:\[[ xX]\]\s+)?")
 _SYNONYMS: dict[str, tuple[str, ...]] = {
     stem(w): tuple(stem(o) for o in group if o != w) for group in SYNONYMS for w in group
@@ -60,6 +65,9 @@ class _Index:
     # Passage -> the last passage restating it (same text up to list marks and
     # task boxes): a later "- [x] item" supersedes an earlier "- [ ] item".
     latest: tuple[int, ...]
+    # Passage -> id of its text with numbers masked ("2 files changed" and
+    # "5 files changed" share one): an answer shows one passage per shape.
+    shapes: tuple[int, ...]
     # BM25 length factor ``k1 * (1 - b + b * length / avg_length)`` per passage.
     norms: tuple[float, ...]
     # Token counts, filled as passages are considered for an answer.
@@ -96,7 +104,7 @@ class ExtractiveAnswerer:
     def __init__(
         self,
         max_answer_tokens: int = 400,
-        passage_max_tokens: int = 80,
+        passage_max_tokens: int = 150,
         k1: float = 1.2,
         b: float = 0.75,
         min_score_ratio: float = 0.0,
@@ -156,21 +164,22 @@ class ExtractiveAnswerer:
         budget = self.max_answer_tokens
         best: int | None = None
         chosen: list[str] = []
-        seen: set[str] = set()
+        seen: set[int] = set()
         used = skips = 0
         for pid in ranked:
             best = pid if best is None else best
             if budget - used <= _MIN_PASSAGE_TOKENS or skips >= _MAX_SKIPS:
                 break
             text = index.passages[pid]
-            if text in seen or index.latest[pid] != pid:
+            shape = index.shapes[pid]
+            if shape in seen or index.latest[pid] != pid:
                 continue
             cost = index.tokens(pid) + (1 if chosen else 0)
             if used + cost > budget:
                 skips += 1
                 continue
             skips = 0
-            seen.add(text)
+            seen.add(shape)
             chosen.append(text)
             used += cost
         if not chosen:
@@ -195,9 +204,9 @@ class ExtractiveAnswerer:
         postings: dict[str, list[tuple[int, int]]] = {}
         lengths: list[int] = []
         for passage in passages(context, self.passage_max_tokens, _terms):
-            own = _terms(passage.text)
+            own = [] if passage.link_only else _terms(passage.text)
             # A line with nothing but numbers of its own ("275:    )") answers nothing.
-            if all(t.isdigit() for t in own):
+            if all(t.isdigit() for t in own) and not passage.link_only:
                 continue
             terms = own + list(passage.link_terms)
             pid = len(texts)
@@ -209,7 +218,9 @@ class ExtractiveAnswerer:
         avg = sum(lengths) / len(lengths) if lengths else 1.0
         norms = tuple(self.k1 * (1 - self.b + self.b * n / avg) for n in lengths)
         latest = tuple(last[_restatement_key(t)] for t in texts)
-        return _Index(tuple(texts), postings, latest, norms)
+        shape_ids: dict[str, int] = {}
+        shapes = tuple(shape_ids.setdefault(_DIGITS.sub("#", t), len(shape_ids)) for t in texts)
+        return _Index(tuple(texts), postings, latest, shapes, norms)
 
 
 def _restatement_key(text: str) -> str:
@@ -218,7 +229,7 @@ def _restatement_key(text: str) -> str:
 
 def _query(question: str) -> dict[str, float]:
     """Question terms with weights: 1 for its own terms, ``SYNONYM_WEIGHT`` for synonyms."""
-    query = {t: 1.0 for t in _terms(question) if t not in QUERY_STOP_WORDS}
+    query = {t: 1.0 for t in _terms(_NEGATED.sub(" ", question)) if t not in QUERY_STOP_WORDS}
     for term in list(query):
         for other in _SYNONYMS.get(term, ()):
             query.setdefault(other, SYNONYM_WEIGHT)

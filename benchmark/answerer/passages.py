@@ -37,7 +37,9 @@ _ERROR_LINE = identifiers.PATTERNS["error"]
 _CHECKBOX = re.compile(r"^(?:[-*+]\s+)?\[([ xX])\]\s")
 # A fenced command block closing an assistant message (text tool protocols).
 _COMMAND_BLOCK = re.compile(r"```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.S)
-_ARG_MAX_CHARS = 200  # longer arguments (file contents) say little about the action
+# Longer or multi-line arguments (file bodies, code to replace) say what was
+# written, not what was acted on.
+_ARG_MAX_CHARS = 120
 _MAX_LINK_TERMS = 24
 _MAX_ERROR_LINES = 3
 
@@ -46,6 +48,8 @@ _MAX_ERROR_LINES = 3
 class Passage:
     text: str
     link_terms: tuple[str, ...]
+    # Indexed by its link terms alone (a long action found by what it acted on).
+    link_only: bool = False
 
 
 def passages(context: list[Message], max_tokens: int, analyze: Analyzer) -> list[Passage]:
@@ -65,8 +69,12 @@ def passages(context: list[Message], max_tokens: int, analyze: Analyzer) -> list
             link = heading + _checkbox_terms(line, analyze) + call_links.get(line, [])
             if result_link and _ERROR_LINE.match(line):
                 link += result_link
-            for piece in _cut(line, max_tokens):
+            pieces = _cut(line, max_tokens)
+            for piece in pieces:
                 out.append(Passage(piece, tuple(link[:_MAX_LINK_TERMS])))
+            if line in call_links:
+                head = _cut(line, 2 * max_tokens)[0]
+                out.append(Passage(head, tuple(call_links[line][:_MAX_LINK_TERMS]), True))
     return out
 
 
@@ -75,7 +83,7 @@ def _checkbox_terms(line: str, analyze: Analyzer) -> list[str]:
     match = _CHECKBOX.match(line)
     if match is None:
         return []
-    return analyze("done" if match.group(1) in "xX" else "open")
+    return analyze("done completed finished" if match.group(1) in "xX" else "open pending todo")
 
 
 def _results(context: list[Message]) -> dict[str, str]:
@@ -96,7 +104,8 @@ def _command_block(message: Message) -> str | None:
 
 def _call_text(call: ToolCall) -> str:
     """Tool name and short argument values: what the call did, without file bodies."""
-    short = [str(v) for v in call.function.args().values() if len(str(v)) <= _ARG_MAX_CHARS]
+    values = [str(v) for v in call.function.args().values()]
+    short = [v for v in values if len(v) <= _ARG_MAX_CHARS and "\n" not in v]
     return " ".join([call.function.name, *short])
 
 
