@@ -31,6 +31,15 @@ def tool(text: str, call_id: str = "c1") -> Message:
     return Message(role="tool", content=text, tool_call_id=call_id)
 
 
+def call(call_id: str, name: str, **args: str) -> Message:
+    return Message(
+        role="assistant",
+        tool_calls=[
+            ToolCall(id=call_id, function=FunctionCall(name=name, arguments=json.dumps(args)))
+        ],
+    )
+
+
 def ask(question: str, context: list[Message], **kwargs: object) -> str:
     return (
         ExtractiveAnswerer(**kwargs).answer(AnswerRequest(question=question, context=context)).text
@@ -123,6 +132,48 @@ def test_pending_tasks_under_a_heading() -> None:
     text = ask("Which tasks are still pending?", context)
     assert "- add a retry to the uploader" in text
     assert "- document the cache flags" in text
+
+
+def test_errors_link_to_the_command_that_raised_them() -> None:
+    context = [
+        *FILLER,
+        call("a1", "bash", command="python scripts/migrate.py"),
+        tool("Traceback (most recent call last):\nAttributeError: 'Row' has no 'slug'", "a1"),
+        call("a2", "bash", command="make lint"),
+        tool("All checks passed!", "a2"),
+        *FILLER,
+    ]
+    text = ask("Which command failed with an `AttributeError`?", context)
+    assert "python scripts/migrate.py" in text.splitlines()[0]
+    text = ask("What exact error did `python scripts/migrate.py` fail with?", context)
+    assert "AttributeError: 'Row' has no 'slug'" in text.splitlines()[:2]
+
+
+def test_an_edit_is_found_by_the_path_it_changed() -> None:
+    grep_hits = "\n".join(f"src/app/db.py:{n}: pool = make_pool({n})" for n in range(40))
+    context = [
+        call("g1", "grep", pattern="make_pool", path="src"),
+        tool(grep_hits, "g1"),
+        call("e1", "edit_file", path="src/app/db.py", old_str="size=5", new_str="size=MAX_POOL"),
+        tool("Edited src/app/db.py: replaced 1 line with 1 line", "e1"),
+        *FILLER,
+    ]
+    text = ask("What did we change in `src/app/db.py`?", context)
+    assert "MAX_POOL" in text
+    # Lines that differ only in their numbers show once.
+    assert sum("make_pool(" in line for line in text.splitlines()) == 1
+
+
+def test_a_later_task_box_supersedes_an_earlier_one() -> None:
+    context = [
+        assistant("Task list:\n- [ ] add the retry\n- [ ] document the cache flags"),
+        *FILLER,
+        assistant("Progress:\n- [x] add the retry"),
+    ]
+    text = ask("Which tasks from our checklist were still open (not done yet)?", context)
+    lines = text.splitlines()
+    assert "- [ ] document the cache flags" in lines
+    assert "- [ ] add the retry" not in lines
 
 
 def test_respects_the_token_budget() -> None:
@@ -245,13 +296,17 @@ def test_large_context_many_questions_is_fast() -> None:
     assert total > 150_000
     answerer = ExtractiveAnswerer()
     start = time.perf_counter()
-    for i in range(40):
+    answers = [
         answerer.answer(
             AnswerRequest(
-                question=f"Which files did step {i * 37} edit and what failed?", context=context
+                question=f"Which files did step {n} edit and what failed?", context=context
             )
-        )
+        ).text
+        for n in range(100, 4100, 100)
+    ]
     assert time.perf_counter() - start < 2.0
+    steps = range(100, 4100, 100)
+    assert all(a.startswith(f"step {n}: ") for a, n in zip(answers, steps, strict=True))
 
 
 def test_real_swe_agent_trajectory() -> None:

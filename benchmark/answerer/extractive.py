@@ -14,91 +14,87 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from benchmark import tokens
+from benchmark import identifiers, tokens
 from benchmark.answerer.base import Answer, AnswerRequest
 from benchmark.answerer.passages import passages
-from benchmark.judge.matching import content_terms, identifier_terms, stem
+from benchmark.answerer.query import answer_kinds, query_terms, terms
 from benchmark.transcript.models import Message
 
-# Question scaffolding that says how to answer or when, not what about.
-_QUERY_STOP_TEXT = """
-exact exactly describe list tell mention specific each
-point still yet already far currently moment part session
-"""
-QUERY_STOP_WORDS: frozenset[str] = frozenset(stem(w) for w in _QUERY_STOP_TEXT.split())
-# "not done", "without changing": the negated word is not what the answer contains.
-_NEGATED = re.compile(r"\b(?:not|never|without|no)\s+\w+", re.I)
-# Words a question and its answer often phrase differently ("change" / "edited",
-# "completed" / "done", "why" / "because"). A question term also searches for
-# its group's other members at ``SYNONYM_WEIGHT``.
-SYNONYMS: tuple[tuple[str, ...], ...] = (
-    ("change", "edit", "modify", "update", "replace"),
-    ("create", "new", "write", "add"),
-    ("done", "complete", "finish", "close"),
-    ("open", "pending", "todo", "remaining", "outstanding", "unfinished", "left"),
-    ("decide", "decision", "choose", "chose", "settle", "pick"),
-    ("why", "because", "reason", "rationale", "since"),
-    ("fail", "error", "broke", "break"),
-    ("alternative", "consider", "instead", "rejected", "option"),
-)
-SYNONYM_WEIGHT = 0.5
-_DIGITS = re.compile(r"\d+")
-_LIST_MARK = re.compile(r"^(?:[-*+\u2022]\s+|\d{1,3}[.)]\s+)?(?:\[[ xX]\]\s+)?")
-_SYNONYMS: dict[str, tuple[str, ...]] = {
-    stem(w): tuple(stem(o) for o in group if o != w) for group in SYNONYMS for w in group
-}
+# Score factor of a passage holding the kind of identifier the question asks for.
+ANSWER_TYPE_BOOST = 1.5
 # Cache at most this many distinct contexts: the pipeline asks all probes of a
 # compaction point against one context, then moves on.
 _CACHE_SIZE = 4
-# Budget filling stops when fewer tokens than this remain, or after this many
-# consecutive passages too long for what remains.
+# Budget filling stops when fewer tokens than this remain, after this many
+# consecutive passages too long for what remains, or after this many passages
+# examined (a context of near-identical lines need not be walked to the end).
 _MIN_PASSAGE_TOKENS = 2
 _MAX_SKIPS = 50
+_MAX_SCAN = 2000
+_DIGITS = re.compile(r"\d+")
+_LIST_MARK = re.compile(r"^(?:[-*+\u2022]\s+|\d{1,3}[.)]\s+)?(?:\[[ xX]\]\s+)?")
 
 
 @dataclass(frozen=True)
 class _Index:
-    """Passages of one context with a term -> [(passage, term frequency)] inverted index."""
+    """The passages of one context with an inverted index over their terms."""
 
     passages: tuple[str, ...]
-    postings: dict[str, list[tuple[int, int]]]
+    postings: dict[str, list[tuple[int, int]]]  # term -> [(passage, term frequency)]
+    # BM25 length factor ``k1 * (1 - b + b * length / avg_length)`` per passage.
+    norms: tuple[float, ...]
     # Passage -> the last passage restating it (same text up to list marks and
     # task boxes): a later "- [x] item" supersedes an earlier "- [ ] item".
     latest: tuple[int, ...]
-    # Passage -> id of its text with numbers masked ("2 files changed" and
-    # "5 files changed" share one): an answer shows one passage per shape.
+    # Passage -> id of its text with numbers masked: "2 files changed" and
+    # "5 files changed" share one, and an answer shows one passage per shape.
     shapes: tuple[int, ...]
-    # BM25 length factor ``k1 * (1 - b + b * length / avg_length)`` per passage.
-    norms: tuple[float, ...]
-    # Token counts, filled as passages are considered for an answer.
+    # Filled on demand: token counts, and passages holding each identifier kind.
     token_counts: dict[int, int] = field(default_factory=dict)
+    kinds: dict[str, frozenset[int]] = field(default_factory=dict)
+
+    def idf(self, term: str) -> float:
+        df = len(self.postings.get(term, ()))
+        return math.log(1 + (len(self.passages) - df + 0.5) / (df + 0.5))
 
     def tokens(self, pid: int) -> int:
         if pid not in self.token_counts:
             self.token_counts[pid] = tokens.count(self.passages[pid])
         return self.token_counts[pid]
 
-    def idf(self, term: str) -> float:
-        df = len(self.postings.get(term, ()))
-        n = len(self.passages)
-        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+    def holding(self, kind: str) -> frozenset[int]:
+        if kind not in self.kinds:
+            pattern = identifiers.PATTERNS[kind]
+            self.kinds[kind] = frozenset(
+                pid for pid, text in enumerate(self.passages) if pattern.search(text)
+            )
+        return self.kinds[kind]
 
 
 class ExtractiveAnswerer:
     """Answer with the context passages that best match the question (BM25).
 
-    Passages are single lines of each message's rendered text; a line longer
-    than ``passage_max_tokens`` is cut at whitespace into bounded pieces, so a
-    list answer can gather many scattered lines within the budget. A list
-    item (``- x``, ``1. x``) or an indented line under a heading (a line ending
-    with ``:`` or starting with ``#``) is also indexed with the heading's
-    terms, so ``Files created:`` followed by bare paths answers "which files
-    did we create". Terms are stemmed content words plus whole identifier
-    chunks (``src/app/db.py``, ``httpx==0.27.2``). The answer is the top
-    passages verbatim, best first (ties: earlier first), duplicates dropped,
-    joined by newlines, within ``max_answer_tokens`` tokens; passages scoring
-    below ``min_score_ratio`` of the best are left out. No shared term: empty
-    answer.
+    Passages (``benchmark.answerer.passages``) are the lines of each message's
+    rendered text, a line longer than ``passage_max_tokens`` cut at whitespace,
+    so a list answer can gather many scattered lines. Each is indexed by its
+    stemmed content words and whole identifier chunks (``src/app/db.py``,
+    ``0.27.2``) plus link terms from what surrounds it: the heading a list item
+    sits under, the command an error line came from, the errors a command
+    raised, the state of a task box. Each tool call is also indexed by what
+    it acted on (its name and short arguments), so "what did we change in x"
+    finds the edit itself.
+
+    A question (``benchmark.answerer.query``) searches for its own terms and,
+    at half weight, their synonyms; scaffolding ("exact", "at this point") and
+    negated words ("not done") are dropped, and a question asking for files or
+    a version prefers passages holding one (x ``ANSWER_TYPE_BOOST``).
+
+    The answer is the best passages verbatim, best first (ties: earlier
+    first), joined by newlines, within ``max_answer_tokens`` tokens. A passage
+    restated later (same text up to list marks and task boxes) gives way to
+    its latest restatement; of passages that differ only in their numbers,
+    only the best is shown; passages scoring below ``min_score_ratio`` of the
+    best are left out. No shared term: an empty answer.
     """
 
     def __init__(
@@ -109,18 +105,11 @@ class ExtractiveAnswerer:
         b: float = 0.75,
         min_score_ratio: float = 0.0,
     ) -> None:
-        _positive_int("max_answer_tokens", max_answer_tokens)
-        _positive_int("passage_max_tokens", passage_max_tokens)
-        if not isinstance(k1, (int, float)) or isinstance(k1, bool) or k1 < 0:
-            raise ValueError(f"k1 must be a number >= 0, got {k1!r}")
-        if not isinstance(b, (int, float)) or isinstance(b, bool) or not 0 <= b <= 1:
-            raise ValueError(f"b must be a number in [0, 1], got {b!r}")
-        if (
-            not isinstance(min_score_ratio, (int, float))
-            or isinstance(min_score_ratio, bool)
-            or not 0 <= min_score_ratio < 1
-        ):
-            raise ValueError(f"min_score_ratio must be a number in [0, 1), got {min_score_ratio!r}")
+        _check_int("max_answer_tokens", max_answer_tokens)
+        _check_int("passage_max_tokens", passage_max_tokens)
+        _check_number("k1", k1, 0, math.inf)
+        _check_number("b", b, 0, 1)
+        _check_number("min_score_ratio", min_score_ratio, 0, 1, below_max=True)
         self.max_answer_tokens = max_answer_tokens
         self.passage_max_tokens = passage_max_tokens
         self.k1 = float(k1)
@@ -129,7 +118,7 @@ class ExtractiveAnswerer:
         self._cache: list[tuple[tuple[Message, ...], _Index]] = []
 
     def answer(self, request: AnswerRequest) -> Answer:
-        query = _query(request.question)
+        query = query_terms(request.question)
         if not query:
             return Answer(text="")
         index = self._index(request.context)
@@ -144,43 +133,46 @@ class ExtractiveAnswerer:
 
     def _scores(self, index: _Index, query: dict[str, float]) -> dict[int, float]:
         scores: dict[int, float] = {}
+        norms = index.norms
         for term, query_weight in query.items():
             postings = index.postings.get(term)
             if not postings:
                 continue
             weight = query_weight * index.idf(term) * (self.k1 + 1)
-            norms = index.norms
             for pid, tf in postings:
                 scores[pid] = scores.get(pid, 0.0) + weight * tf / (tf + norms[pid])
+        for kind in answer_kinds(query):
+            holding = index.holding(kind)
+            for pid in holding.intersection(scores):
+                scores[pid] *= ANSWER_TYPE_BOOST
         return scores
 
     def _assemble(self, index: _Index, ranked: Iterator[int]) -> str:
         """Greedy fill of the token budget; a passage that does not fit is skipped.
 
-        The scan stops once the budget is nearly spent or ``_MAX_SKIPS``
-        passages in a row did not fit. When not even the best passage fits,
-        its leading tokens are the answer.
+        The scan stops once the budget is nearly spent, ``_MAX_SKIPS``
+        passages in a row did not fit, or ``_MAX_SCAN`` were examined. When
+        not even the best passage fits, its leading tokens are the answer.
         """
         budget = self.max_answer_tokens
         best: int | None = None
         chosen: list[str] = []
-        seen: set[int] = set()
+        shown: set[int] = set()
         used = skips = 0
-        for pid in ranked:
+        for examined, pid in enumerate(ranked):
             best = pid if best is None else best
-            if budget - used <= _MIN_PASSAGE_TOKENS or skips >= _MAX_SKIPS:
+            if budget - used <= _MIN_PASSAGE_TOKENS or skips >= _MAX_SKIPS or examined >= _MAX_SCAN:
                 break
-            text = index.passages[pid]
             shape = index.shapes[pid]
-            if shape in seen or index.latest[pid] != pid:
+            if shape in shown or index.latest[pid] != pid:
                 continue
             cost = index.tokens(pid) + (1 if chosen else 0)
             if used + cost > budget:
                 skips += 1
                 continue
             skips = 0
-            seen.add(shape)
-            chosen.append(text)
+            shown.add(shape)
+            chosen.append(index.passages[pid])
             used += cost
         if not chosen:
             return "" if best is None else tokens.truncate(index.passages[best], budget).strip()
@@ -190,6 +182,7 @@ class ExtractiveAnswerer:
         return "\n".join(chosen)
 
     def _index(self, context: list[Message]) -> _Index:
+        """The index of ``context``, built once per distinct context (compared by content)."""
         key = tuple(context)
         for cached_key, cached in self._cache:
             if cached_key == key:
@@ -200,46 +193,53 @@ class ExtractiveAnswerer:
 
     def _build(self, context: list[Message]) -> _Index:
         texts: list[str] = []
-        last: dict[str, int] = {}
-        postings: dict[str, list[tuple[int, int]]] = {}
+        link_only: list[bool] = []
         lengths: list[int] = []
-        for passage in passages(context, self.passage_max_tokens, _terms):
-            own = [] if passage.link_only else _terms(passage.text)
+        postings: dict[str, list[tuple[int, int]]] = {}
+        last: dict[str, int] = {}
+        for passage in passages(context, self.passage_max_tokens, terms):
+            own = [] if passage.link_only else terms(passage.text)
             # A line with nothing but numbers of its own ("275:    )") answers nothing.
-            if all(t.isdigit() for t in own) and not passage.link_only:
+            if not passage.link_only and all(t.isdigit() for t in own):
                 continue
-            terms = own + list(passage.link_terms)
             pid = len(texts)
             texts.append(passage.text)
-            last[_restatement_key(passage.text)] = pid
-            lengths.append(len(terms))
-            for term, tf in Counter(terms).items():
+            link_only.append(passage.link_only)
+            all_terms = own + list(passage.link_terms)
+            lengths.append(len(all_terms))
+            for term, tf in Counter(all_terms).items():
                 postings.setdefault(term, []).append((pid, tf))
+            if not passage.link_only:
+                last[_restatement(passage.text)] = pid
         avg = sum(lengths) / len(lengths) if lengths else 1.0
         norms = tuple(self.k1 * (1 - self.b + self.b * n / avg) for n in lengths)
-        latest = tuple(last[_restatement_key(t)] for t in texts)
+        latest = tuple(
+            pid if only else last[_restatement(text)]
+            for pid, (text, only) in enumerate(zip(texts, link_only, strict=True))
+        )
         shape_ids: dict[str, int] = {}
         shapes = tuple(shape_ids.setdefault(_DIGITS.sub("#", t), len(shape_ids)) for t in texts)
-        return _Index(tuple(texts), postings, latest, shapes, norms)
+        return _Index(tuple(texts), postings, norms, latest, shapes)
 
 
-def _restatement_key(text: str) -> str:
+def _restatement(text: str) -> str:
+    """What a line says, without its list mark or task box, case and spacing."""
     return " ".join(_LIST_MARK.sub("", text).lower().split())
 
 
-def _query(question: str) -> dict[str, float]:
-    """Question terms with weights: 1 for its own terms, ``SYNONYM_WEIGHT`` for synonyms."""
-    query = {t: 1.0 for t in _terms(_NEGATED.sub(" ", question)) if t not in QUERY_STOP_WORDS}
-    for term in list(query):
-        for other in _SYNONYMS.get(term, ()):
-            query.setdefault(other, SYNONYM_WEIGHT)
-    return query
-
-
-def _terms(text: str) -> list[str]:
-    return content_terms(text) + identifier_terms(text)
-
-
-def _positive_int(name: str, value: object) -> None:
+def _check_int(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _check_number(
+    name: str, value: object, low: float, high: float, *, below_max: bool = False
+) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok and below_max:
+        ok = low <= value < high
+    elif ok:
+        ok = low <= value <= high
+    if not ok:
+        bounds = f"[{low}, {high})" if below_max else f"[{low}, {high}]"
+        raise ValueError(f"{name} must be a number in {bounds}, got {value!r}")

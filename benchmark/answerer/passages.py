@@ -13,8 +13,13 @@ also carries *link terms*, indexed but never returned:
   bodies, listings) do not, or they would all match any question naming
   the file;
 * a task-list item gets ``done`` (``- [x]``) or ``open`` (``- [ ]``);
-* an action's line gets the terms of the error lines of its result (and a
-  tool call line, cut into pieces, its name and short arguments).
+* a tool call line (every piece of it) gets the call's name and short
+  one-line arguments (a path, a command) and the terms of the error lines of
+  its result; a fenced command gets its result's error terms.
+
+Each tool call also yields a *header* passage: its line (up to twice the
+passage bound) indexed by those link terms alone, so "what did we change in
+x.py" finds the edit by the path it acted on, however long the edit.
 
 Everything comes from the messages given, so nothing outside the context
 can reach an answer.
@@ -33,7 +38,8 @@ Analyzer = Callable[[str], list[str]]
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+")
 _HEADING_MAX_CHARS = 120
-_ERROR_LINE = identifiers.PATTERNS["error"]
+# Words of a result line that reports a failure ("E999 SyntaxError: ...", "FAILED ...").
+_FAILURE_WORDS = ("error", "exception", "warning", "fail", "fatal", "traceback")
 _CHECKBOX = re.compile(r"^(?:[-*+]\s+)?\[([ xX])\]\s")
 # A fenced command block closing an assistant message (text tool protocols).
 _COMMAND_BLOCK = re.compile(r"```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.S)
@@ -46,6 +52,8 @@ _MAX_ERROR_LINES = 3
 
 @dataclass(frozen=True)
 class Passage:
+    """A verbatim span of the context and the extra terms it is found by."""
+
     text: str
     link_terms: tuple[str, ...]
     # Indexed by its link terms alone (a long action found by what it acted on).
@@ -67,7 +75,7 @@ def passages(context: list[Message], max_tokens: int, analyze: Analyzer) -> list
         call_links = _call_links(message, results, calls, i, context, analyze)
         for line, heading in _lines(text, analyze):
             link = heading + _checkbox_terms(line, analyze) + call_links.get(line, [])
-            if result_link and _ERROR_LINE.match(line):
+            if result_link and _reports_failure(line):
                 link += result_link
             pieces = _cut(line, max_tokens)
             for piece in pieces:
@@ -76,6 +84,11 @@ def passages(context: list[Message], max_tokens: int, analyze: Analyzer) -> list
                 head = _cut(line, 2 * max_tokens)[0]
                 out.append(Passage(head, tuple(call_links[line][:_MAX_LINK_TERMS]), True))
     return out
+
+
+def _reports_failure(line: str) -> bool:
+    lowered = line.lower()
+    return any(word in lowered for word in _FAILURE_WORDS)
 
 
 def _checkbox_terms(line: str, analyze: Analyzer) -> list[str]:

@@ -11,7 +11,6 @@ looks like.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from functools import lru_cache
 
 from benchmark.probe.models import Fact, FactKind
@@ -21,7 +20,7 @@ PHRASE_KINDS: frozenset[FactKind] = frozenset(
     {"detail", "pending", "choice", "rationale", "alternative"}
 )
 
-# Function words and question scaffolding: they carry no retrievable content.
+# Function words: they carry no retrievable content.
 _STOP_TEXT = """
     a about above after again against all also am an and any are as at be been
     before being below between both but by can could did do does doing done down during
@@ -35,12 +34,16 @@ _STOP_TEXT = """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split())
 
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
-_CAMEL = re.compile(r"[a-z][A-Z]")
+_CAMEL_RUN = re.compile(r"[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*")
 _HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _IDENT = re.compile(r"[\w./@+~#%-]+")
 _IDENT_EDGE = "._/@+~#%-"
 _QUOTES = re.compile(r"[\"'`\u2018\u2019\u201c\u201d]")
 _SPACE = re.compile(r"\s+")
+_ESCAPE = re.compile(r"\\(.)", re.S)
+# "\n" inside JSON-rendered arguments separates words ("\ndef" is "def", not "ndef").
+_ESCAPED_SPACE = re.compile(r"\\[ntr]")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
 _DOUBLE = re.compile(r"([b-df-hj-np-tv-z])\1$")
 
 
@@ -77,15 +80,13 @@ def words(text: str) -> list[str]:
     """Lowercase alphanumeric runs of ``text`` (``_ / . -`` split words).
 
     A camelCase run also yields its parts (``AttributeError`` -> ``attributeerror``,
-    ``attribute``, ``error``), so "error" finds it.
+    ``attribute``, ``error``), so "error" finds it. JSON escapes ``\\n``, ``\\t``
+    and ``\\r`` (tool call arguments) separate words.
     """
-    out: list[str] = []
-    for run in _ALNUM.findall(text):
-        out.append(run.lower())
-        if _CAMEL.search(run):
-            parts = _HUMP.findall(run)
-            if len(parts) > 1:
-                out.extend(p.lower() for p in parts)
+    text = _ESCAPED_SPACE.sub(" ", text)
+    out = [run.lower() for run in _ALNUM.findall(text)]
+    for run in _CAMEL_RUN.findall(text):
+        out.extend(part.lower() for part in _HUMP.findall(run))
     return out
 
 
@@ -102,7 +103,7 @@ def identifier_terms(text: str) -> list[str]:
     one inside, so it names one exact thing that its split words would not.
     """
     found = []
-    for chunk in _IDENT.findall(text.lower()):
+    for chunk in _IDENT.findall(_ESCAPED_SPACE.sub(" ", text.lower())):
         chunk = chunk.strip(_IDENT_EDGE)
         if len(chunk) > 2 and not chunk.isalnum():
             found.append(chunk)
@@ -113,9 +114,20 @@ def identifier_terms(text: str) -> list[str]:
     return found
 
 
+def unescape(text: str) -> str:
+    """JSON string escapes undone (``\\"`` -> ``"``, ``\\n`` -> newline).
+
+    Tool call arguments render as JSON, so code quoted from an edit carries
+    escapes that an answer written out plainly does not, or the reverse.
+    """
+    if "\\" not in text:
+        return text
+    return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), text)
+
+
 def normalize(text: str) -> str:
-    """Lowercase, quotes and backticks removed, whitespace collapsed."""
-    return _SPACE.sub(" ", _QUOTES.sub("", text.lower())).strip()
+    """Unescaped, lowercase, quotes and backticks removed, whitespace collapsed."""
+    return _SPACE.sub(" ", _QUOTES.sub("", unescape(text).lower())).strip()
 
 
 def _word_char(c: str) -> bool:
@@ -123,6 +135,16 @@ def _word_char(c: str) -> bool:
 
 
 def exact_match(needle: str, haystack: str) -> bool:
+    """``needle`` occurs as a whole token in ``haystack``, as written or both unescaped."""
+    if _exact(needle, haystack):
+        return True
+    plain_needle, plain_haystack = unescape(needle), unescape(haystack)
+    if (plain_needle, plain_haystack) == (needle, haystack):
+        return False
+    return _exact(plain_needle, plain_haystack)
+
+
+def _exact(needle: str, haystack: str) -> bool:
     """``needle`` occurs verbatim (case-sensitive) in ``haystack`` as a whole token.
 
     A path prefix is tolerated (``src/a/db.py`` matches ``/repo/src/a/db.py``)
@@ -171,8 +193,3 @@ def fact_matches(fact: Fact, answer: str, term_ratio: float = 0.8) -> bool:
     if fact.kind in EXACT_KINDS:
         return exact_match(fact.text, answer)
     return phrase_match(fact.text, answer, term_ratio)
-
-
-def matched(facts: Iterable[Fact], answer: str, term_ratio: float = 0.8) -> list[bool]:
-    """Match flags for ``facts`` in order."""
-    return [fact_matches(f, answer, term_ratio) for f in facts]
