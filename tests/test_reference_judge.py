@@ -9,10 +9,11 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from benchmark.judge import JudgeRequest, ReferenceJudge
-from benchmark.judge.matching import exact_match, phrase_match, stem
+from benchmark.judge.matching import exact_match, phrase_match
 from benchmark.judge.reference import scaled
 from benchmark.probe.models import Fact, Gold
 from benchmark.rubric.models import Rubric
+from benchmark.terms import stem
 from benchmark.transcript.models import Message
 
 CONF = Path(__file__).resolve().parents[1] / "conf"

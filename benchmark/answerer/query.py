@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from benchmark.judge.matching import content_terms, identifier_terms, stem
+from benchmark.terms import content_terms, identifier_terms, stem
 
 # Scaffolding that says how or when to answer, not what about.
 _QUERY_STOP_TEXT = """

@@ -120,47 +120,52 @@ def continuation_candidates(view: View) -> list[Candidate]:
 def _pending(view: View, found: list[Task]) -> Iterator[Candidate]:
     # Over the cap, the most recently opened tasks are the likeliest next steps.
     pending = [t for t in found if not t.last.done][-MAX_TASKS:]
-    facts, evidence = [], []
-    for task in pending:
-        text = clip(task.region.text)
-        ev = view.evidence(task.region.index, text)
-        if ev is not None:
-            facts.append(Fact(kind="pending", text=text))
-            evidence.append(ev)
-    if not facts:
-        return
-    yield Candidate(
-        type="continuation",
+    yield from _checklist(
+        view,
+        pending,
+        kind="pending",
         question=(
             "Which tasks from our plan or checklist were still open (not done yet) at this "
             "point, and what should we do next?"
         ),
-        answer="Still open: " + "; ".join(f.text for f in facts) + ".",
-        facts=tuple(facts),
-        evidence=tuple(evidence),
-        anchor=evidence[-1].message_index,
+        label="Still open",
         priority=True,
     )
 
 
 def _completed(view: View, found: list[Task]) -> Iterator[Candidate]:
     done = [t for t in found if t.last.done and t.region.done][:MAX_TASKS]
+    yield from _checklist(
+        view,
+        done,
+        kind="detail",
+        question="Which items of our task checklist had we already completed?",
+        label="Completed",
+        priority=False,
+    )
+
+
+def _checklist(
+    view: View, chosen: list[Task], *, kind: str, question: str, label: str, priority: bool
+) -> Iterator[Candidate]:
+    """One probe over checklist items, each a fact backed by the region message that lists it."""
     facts, evidence = [], []
-    for task in done:
+    for task in chosen:
         text = clip(task.region.text)
         ev = view.evidence(task.region.index, text)
         if ev is not None:
-            facts.append(Fact(kind="detail", text=text))
+            facts.append(Fact(kind=kind, text=text))
             evidence.append(ev)
     if not facts:
         return
     yield Candidate(
         type="continuation",
-        question="Which items of our task checklist had we already completed?",
-        answer="Completed: " + "; ".join(f.text for f in facts) + ".",
+        question=question,
+        answer=f"{label}: " + "; ".join(f.text for f in facts) + ".",
         facts=tuple(facts),
         evidence=tuple(evidence),
         anchor=evidence[-1].message_index,
+        priority=priority,
     )
 
 
