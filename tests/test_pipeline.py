@@ -164,3 +164,12 @@ def test_failed_answers_are_counted_not_scored():
     metrics = job.metrics()
     assert metrics["failures/answers"] == len(res.probes)
     assert "overall" not in metrics  # nothing scored, nothing invented
+
+
+def test_same_config_same_scores(tmp_path):
+    """Reproducible: a rerun (cold probe cache, then warm) gives identical probes and scores."""
+    overrides = [*SMALL, f"cache_dir={tmp_path}"]
+    runs = [run_job(validate(compose_config(overrides))) for _ in range(2)]
+    assert [r.probe for r in runs[0].probe_results] == [r.probe for r in runs[1].probe_results]
+    assert runs[0].metrics() == runs[1].metrics()
+    assert list(tmp_path.glob("probes/*.json"))  # the second run read the cache
