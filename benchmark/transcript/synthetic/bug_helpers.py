@@ -1,22 +1,11 @@
-"""Helpers shared by the bug scenarios: pytest output, CLI frames, near-miss paths."""
+"""Helpers shared by the bug scenarios: CLI frames and output, near-miss paths, new values."""
 
 from __future__ import annotations
 
 import random
 
 from benchmark.transcript.synthetic import outputs
-from benchmark.transcript.synthetic.outputs import TestFailure
-from benchmark.transcript.synthetic.project import Project, SourceFile
-
-
-def pytest_output(
-    project: Project,
-    rng: random.Random,
-    test_path: str,
-    failures: list[TestFailure],
-    only: str = "",
-) -> str:
-    return outputs.pytest_run(project, rng, [test_path], failures, quiet=True, only=only)[0]
+from benchmark.transcript.synthetic.project import Project
 
 
 def new_value(rng: random.Random, old: int) -> int:
@@ -25,12 +14,35 @@ def new_value(rng: random.Random, old: int) -> int:
     return rng.choice(options)
 
 
-def cli_frames(project: Project, command: str) -> list[tuple[str, int, str, str]]:
+def declarations(text: str) -> list[tuple[str, str, str]]:
+    """(name, type, default) of each declaration line such as ``limit: int = 100``."""
+    out = []
+    for line in text.strip().splitlines():
+        name, _, rest = line.partition(": ")
+        kind, _, default = rest.partition(" = ")
+        out.append((name, kind, default))
+    return out
+
+
+def cli_output(project: Project, command: str, dry: bool) -> str:
+    n = 3 + len(command) % 17
+    word = "would change" if dry else "changed"
+    return outputs.with_exit(f"{command}: {n} {project.main.plural} {word}", 0)
+
+
+def cli_frames(project: Project, command: str, run: bool = False) -> list[outputs.Frame]:
+    """Frames of ``python -m pkg.cli COMMAND`` down to the command function, and with
+    ``run`` one more: its call of the service's ``run_*`` method."""
     cli_path = project.src("cli")
     cli = project.file(cli_path)
-    frames = outputs.runpy_frames(project, "cli")
+    frames = outputs.library_frames(project, "python_m")
     frames.append((f"{project.root}/{cli_path}", cli.line_of("    cli()"), "<module>", "cli()"))
-    frames += outputs.click_frames(project)
+    frames += outputs.library_frames(project, "click")
+    if run:
+        name = command.replace("-", "_")
+        call = f"service.run_{name}("
+        code = f"changed = {call}started, dry_run=dry_run)"
+        frames.append((f"{project.root}/{cli_path}", cli.line_of(call), f"{name}_command", code))
     return frames
 
 
@@ -54,12 +66,3 @@ def sibling_of(project: Project, path: str) -> str:
     return pairs.get(
         path, project.test_path(path) if project.exists(project.test_path(path)) else ""
     )
-
-
-def function_lines(source: SourceFile, name: str) -> list[str]:
-    lines = source.text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {name}("))
-    end = start + 1
-    while end < len(lines) and lines[end].strip():
-        end += 1
-    return lines[start:end]

@@ -5,23 +5,11 @@ from __future__ import annotations
 import random
 
 from benchmark.transcript.synthetic import outputs
-from benchmark.transcript.synthetic.bug_helpers import (
-    cli_frames,
-    pytest_output,
-    sibling_of,
-)
-from benchmark.transcript.synthetic.outputs import TestFailure
+from benchmark.transcript.synthetic import scenarios as sc
+from benchmark.transcript.synthetic.bug_helpers import cli_frames, declarations
 from benchmark.transcript.synthetic.project import Func, Project
-from benchmark.transcript.synthetic.scenarios import (
-    Problem,
-    Scenario,
-    add_user_test,
-    cli_output,
-    failure_section,
-    func_source,
-)
 from benchmark.transcript.synthetic.testgen import call_args, snake
-from benchmark.transcript.synthetic.topics import Decision
+from benchmark.transcript.synthetic.vocab import Field
 from benchmark.transcript.synthetic.writer import parse_expr
 
 
@@ -31,7 +19,7 @@ def with_default(expr: str, f_name: str, f_type: str) -> tuple[str, str]:
     return expr.replace(key, f'payload.get("{f_name}", {default})'), default
 
 
-def key_error(project: Project, rng: random.Random, hint: str) -> Scenario | None:
+def key_error(project: Project, rng: random.Random, hint: str) -> sc.Scenario | None:
     ents = sorted(project.entities, key=lambda e: e.name != hint)
     for e in ents:
         path = project.service_path(e)
@@ -51,102 +39,52 @@ def key_error(project: Project, rng: random.Random, hint: str) -> Scenario | Non
     cmd = rng.choice(project.theme.commands)
     since = f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
     command = f"python -m {project.pkg}.cli {cmd} --since {since} --dry-run"
-    cli = project.file(project.src("cli"))
     creator = next(f for f in source.funcs if f.name == f"create_{e.name}")
     parse = next(f for f in source.funcs if f.name == f"parse_{e.name}_payload")
     count = rng.choice((480, 1250, 3400, 9800, 12000))
+    here = f"{project.root}/{path}"
 
-    def problem(fld, near: bool) -> Problem:
+    def attempt(fld: Field) -> sc.Attempt:
         line = f"        {fld.name}={parse_expr(fld)},"
-        new_line, default = with_default(line, fld.name, fld.type)
-        _, parse_line = func_source(source, parse, line.strip())
-        _, create_line = func_source(source, creator, f"parse_{e.name}_payload(payload)")
-        frames = cli_frames(project, cmd)
-        frames.append(
-            (
-                f"{project.root}/{project.src('cli')}",
-                cli.line_of(f"service.run_{cmd.replace('-', '_')}("),
-                f"{cmd.replace('-', '_')}_command",
-                f"changed = service.run_{cmd.replace('-', '_')}(started, dry_run=dry_run)",
-            )
-        )
-        frames.append(
-            (
-                f"{project.root}/{path}",
-                create_line,
-                f"create_{e.name}",
-                f"{e.name} = parse_{e.name}_payload(payload)",
-            )
-        )
         stripped = line.strip()
-        frames.append((f"{project.root}/{path}", parse_line, f"parse_{e.name}_payload", stripped))
+        new_line, default = with_default(line, fld.name, fld.type)
+        _, parse_line = sc.func_source(source, parse, stripped)
+        call = f"parse_{e.name}_payload(payload)"
+        _, create_line = sc.func_source(source, creator, call)
+        frames = cli_frames(project, cmd, run=True)
+        frames.append((here, create_line, f"create_{e.name}", f"{e.name} = {call}"))
+        frames.append((here, parse_line, f"parse_{e.name}_payload", stripped))
         col = stripped.index("payload[")
         caret = " " * (4 + col) + "~" * len("payload") + "^" * (len(f'["{fld.name}"]'))
-        tb = outputs.traceback(frames, f"KeyError: '{fld.name}'")
+        error = f"KeyError: '{fld.name}'"
+        tb = outputs.traceback(frames, error)
         tb = tb.replace(f"    {stripped}\nKeyError", f"    {stripped}\n{caret}\nKeyError")
-        return Problem(
-            command=command,
-            purpose=f"dry-run the {cmd} command",
-            output=outputs.with_exit(tb, 1),
-            error=f"KeyError: '{fld.name}'",
-            error_type="KeyError",
-            fix_path=path,
-            old=line,
-            new=new_line,
-            change=f"parse_{e.name}_payload now defaults a missing `{fld.name}` to {default}",
-            diagnosis=(
-                f'`parse_{e.name}_payload` indexes `payload["{fld.name}"]` directly, and '
-                f"{'another record in ' if near else ''}this {project.theme.vendor} export has "
-                f"{e.plural} without the `{fld.name}` key."
-            ),
-            verify=command,
-            verify_kind="cli",
-            verify_note=cli_output(project, cmd, True),
-        )
+        check = sc.cli_check(project, cmd, command, tb, error, True)
+        return sc.Attempt(check, path, line, new_line, {"field": fld.name, "default": default})
 
-    return Scenario(
-        kind="key_error",
-        report=(
-            f"`{cmd}` crashes on last night's {project.theme.vendor} export (about {count} "
-            f"{e.plural}). Can you figure out why? The command I ran is `{command}`."
-        ),
-        target=path,
-        related=[project.src("cli"), project.test_path(path)],
-        sibling=sibling_of(project, path),
-        grep=(f"parse_{e.name}_payload", "src"),
-        main=problem(f1, False),
-        near=problem(f2, True),
-        decision=Decision(
-            topic=f"missing `{f1.name}` in {project.theme.vendor} payloads",
-            choice=f"defaulting a missing `{f1.name}` instead of rejecting the record",
-            alternatives=(
-                "failing the whole import",
-                "validating every payload with a strict schema first",
-            ),
-            rationale=(
-                f"{project.theme.vendor} omits optional fields from v2 payloads and one incomplete "
-                f"{e.name} should not abort a batch of {count}"
-            ),
-            against=(
-                f"failing the import would throw away the other {count - 1} {e.plural} in the batch"
-            ),
-        ),
-        thing=f"the missing-`{f1.name}` fallback",
-        behaviour=f"omitting `{f1.name}` from {e.plural}",
-    )
+    main, near = attempt(f1), attempt(f2)
+    values = {
+        **{"cmd": cmd, "command": command, "count": count, "others": count - 1},
+        **{"entity": e.name, "plural": e.plural, "f1": f1.name},
+        "test_path": project.test_path(path),
+    }
+    return sc.finish(project, "key_error", values, main, near)
 
 
-KWARGS = (
-    ("timeout", "float", "10.0"),
-    ("strict", "bool", "False"),
-    ("limit", "int", "100"),
-    ("tz", "str", '"UTC"'),
-    ("dry_run", "bool", "False"),
-    ("batch_size", "int", "500"),
-    ("currency", "str", '"EUR"'),
-    ("retries", "int", "3"),
-    ("include_archived", "bool", "False"),
+KWARGS = declarations(
+    """
+timeout: float = 10.0
+strict: bool = False
+limit: int = 100
+tz: str | None = None
+dry_run: bool = False
+batch_size: int = 500
+currency: str = "EUR"
+retries: int = 3
+include_archived: bool = False
+"""
 )
+SAMPLE_VALUES = {"float": "2.5", "bool": "True", "int": "25", "str": '"Europe/Lisbon"'}
 
 
 def with_param(def_line: str, param: str) -> str:
@@ -155,7 +93,7 @@ def with_param(def_line: str, param: str) -> str:
     return def_line[:cut] + (", " if inner.strip() else "") + param + def_line[cut:]
 
 
-def type_kwarg(project: Project, rng: random.Random, hint: str) -> Scenario | None:
+def type_kwarg(project: Project, rng: random.Random, hint: str) -> sc.Scenario | None:
     paths = [project.service_path(e) for e in project.entities] + [
         project.src("reports"),
         project.src("utils"),
@@ -186,78 +124,34 @@ def type_kwarg(project: Project, rng: random.Random, hint: str) -> Scenario | No
     ]
     if len(kws) < 2:
         return None
-    (k1, t1_, d1), (k2, t2_, d2) = rng.sample(kws, 2)
+    chosen = rng.sample(kws, 2)
     fixture = snake(func.qual.split(".")[0]) if "." in func.qual else ""
     call = f"{fixture}.{func.name}" if fixture else func.name
     args = call_args(func, source.entity or project.main, rng, project.entities)
-    value = {"float": "2.5", "bool": "True", "int": "25", "str": '"Europe/Lisbon"'}
-    n1, n2 = f"test_{func.name}_accepts_{k1}", f"test_{func.name}_accepts_{k2}"
-    body1 = [f"{call}({', '.join(a for a in (args, f'{k1}={value[t1_]}') if a)})"]
-    body2 = [f"{call}({', '.join(a for a in (args, f'{k2}={value[t2_]}') if a)})"]
-    def1 = with_param(func.def_line, f"{k1}: {t1_} = {d1}")
-    def2 = with_param(def1, f"{k2}: {t2_} = {d2}")
+    names = [f"test_{func.name}_accepts_{kw}" for kw, _, _ in chosen]
+    specs = [f"{kw}: {kind} = {default}" for kw, kind, default in chosen]
+    for name, (kw, kind, _) in zip(names, chosen, strict=True):
+        passed = ", ".join(
+            a for a in (args, f"{kw}={SAMPLE_VALUES[kind.removesuffix(' | None')]}") if a
+        )
+        sc.add_user_test(tests, name, fixture, [f"{call}({passed})"])
+    def1 = with_param(func.def_line, specs[0])
+    def2 = with_param(def1, specs[1])
 
-    add_user_test(tests, n1, fixture, body1)
-    add_user_test(tests, n2, fixture, body2)
-
-    def problem(kw: str, name: str, body: list[str], old: str, new: str, broad: bool) -> Problem:
-        node = f"{test_path}::{name}"
+    def attempt(i: int, old: str, new: str, broad: bool) -> sc.Attempt:
+        kw = chosen[i][0]
         error = f"TypeError: {func.qual}() got an unexpected keyword argument '{kw}'"
-        lines = [f"def {name}({fixture}):", *(f"    {b}" for b in body)]
-        loc = f"{test_path}:{tests.line_of(f'def {name}(') + 1}"
-        fail = TestFailure(node, error, failure_section(lines, loc, error))
-        command = f"pytest {test_path} -q" if broad else f"pytest {node} -q"
+        fail = sc.failed_test(tests, names[i], error)
 
         def after() -> None:
             func.def_line = new
-            spec = next(f"{k}: {t} = {d}" for k, t, d in KWARGS if k == kw)
-            func.params.append((kw, spec))
+            func.params.append((kw, specs[i]))
 
-        return Problem(
-            command=command,
-            purpose=f"run the new {kw} test",
-            output=pytest_output(project, rng, test_path, [fail], only="" if broad else node),
-            error=fail.line,
-            error_type="TypeError",
-            fix_path=path,
-            old=old,
-            new=new,
-            change=f"added a `{kw}` keyword argument to {func.qual}",
-            diagnosis=f"`{func.qual}` has no `{kw}` parameter yet; the new test passes one.",
-            verify=command,
-            verify_kind="pytest",
-            verify_paths=[test_path],
-            after=after,
-        )
+        check = sc.pytest_check(project, rng, [fail], broad)
+        return sc.Attempt(check, path, old, new, {"kw": kw}, after)
 
-    module = path.removeprefix("src/").removesuffix(".py").replace("/", ".")
-    return Scenario(
-        kind="type_kwarg",
-        report=(
-            f"The nightly job is going to call `{func.qual}` with `{k1}`, so I added a test for "
-            f"it in {test_path} ({n1}). It fails right away. Can you add support?"
-        ),
-        target=path,
-        related=[test_path, project.src("tasks")],
-        sibling=sibling_of(project, path),
-        grep=(f"{func.name}(", "src"),
-        main=problem(k1, n1, body1, func.def_line, def1, broad=False),
-        near=problem(k2, n2, body2, def1, def2, broad=True),
-        decision=Decision(
-            topic=f"how {func.qual} takes {k1}",
-            choice=f"adding `{k1}` as a keyword argument with a default of {d1}",
-            alternatives=(
-                f"wrapping {func.name} with functools.partial at the call site",
-                "reading the value from a module-level global",
-            ),
-            rationale=(
-                "existing callers keep working unchanged and the nightly job can pass its own value"
-            ),
-            against=(
-                "a partial at the call site would hide the option from every other caller of "
-                f"{module}"
-            ),
-        ),
-        thing=f"the `{k1}` option of {func.qual}",
-        behaviour=f"needing a custom `{k1}` for nightly runs",
-    )
+    main = attempt(0, func.def_line, def1, broad=False)
+    near = attempt(1, def1, def2, broad=True)
+    values = {"qual": func.qual, "func": func.name, "test": names[0], "test_path": test_path}
+    values.update(k1=chosen[0][0], d1=chosen[0][2])
+    return sc.finish(project, "type_kwarg", values, main, near)

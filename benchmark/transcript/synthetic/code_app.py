@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import random
 
-from benchmark.transcript.synthetic.project import Project, SourceFile
+from benchmark.transcript.synthetic.project import Project
 from benchmark.transcript.synthetic.vocab import Field
 from benchmark.transcript.synthetic.writer import (
     Writer,
     fields_of_type,
-    header,
     numeric_fields,
 )
 
 
-def build_cli(project: Project, path: str, rng: random.Random) -> SourceFile:
+def build_cli(w: Writer, project: Project, rng: random.Random) -> None:
     pkg, main = project.pkg, project.main
-    w = Writer(path)
     unused = rng.choice(("import os", "import sys", "import json"))
     w.anchors["unused_import"] = unused
-    header(
-        w,
+    w.header(
         f"Command line entry point: ``python -m {pkg}.cli COMMAND``.",
         ["import logging", unused, "from datetime import datetime"],
         ["import click"],
@@ -33,7 +30,7 @@ def build_cli(project: Project, path: str, rng: random.Random) -> SourceFile:
     w.add(
         "@click.group()",
         '@click.option("--verbose", is_flag=True, help="Log at DEBUG level.")',
-        "def cli(verbose: bool):",
+        "def cli(verbose: bool) -> None:",
         '    """Operational commands for ' + pkg + '."""',
         "    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO)",
         "",
@@ -44,7 +41,7 @@ def build_cli(project: Project, path: str, rng: random.Random) -> SourceFile:
         w.func(
             f"{name}_command",
             ["since: str", "dry_run: bool"],
-            "",
+            "None",
             f"Run the {command} job over {main.plural}; --dry-run reports what would change.",
             [
                 "settings = load_settings()",
@@ -62,15 +59,12 @@ def build_cli(project: Project, path: str, rng: random.Random) -> SourceFile:
         )
         w.blank(2)
     w.add('if __name__ == "__main__":', "    cli()")
-    return w.build()
 
 
-def build_api(project: Project, path: str, rng: random.Random) -> SourceFile:
+def build_api(w: Writer, project: Project, rng: random.Random) -> None:
     pkg = project.pkg
-    w = Writer(path)
     ents = project.entities[:3]
-    header(
-        w,
+    w.header(
         "HTTP API: thin routes over the services, errors mapped in one handler.",
         [],
         ["from fastapi import Depends, FastAPI, HTTPException"],
@@ -115,15 +109,12 @@ def build_api(project: Project, path: str, rng: random.Random) -> SourceFile:
             decorators=(f'@app.post("/{e.plural}", status_code=201)',),
         )
         w.blank(2)
-    return w.build()
 
 
-def build_reports(project: Project, path: str, rng: random.Random) -> SourceFile:
+def build_reports(w: Writer, project: Project, rng: random.Random) -> None:
     pkg = project.pkg
-    w = Writer(path)
     ents = [e for e in project.entities if numeric_fields(e)][:3] or list(project.entities[:1])
-    header(
-        w,
+    w.header(
         "Aggregations behind the weekly report and the dashboard tiles.",
         [
             "from collections import defaultdict",
@@ -174,14 +165,11 @@ def build_reports(project: Project, path: str, rng: random.Random) -> SourceFile
                 ],
             )
             w.blank(2)
-    return w.build()
 
 
-def build_notifications(project: Project, path: str, rng: random.Random) -> SourceFile:
+def build_notifications(w: Writer, project: Project, rng: random.Random) -> None:
     pkg, main = project.pkg, project.main
-    w = Writer(path)
-    header(
-        w,
+    w.header(
         "Outgoing e-mail reminders; rendering is pure so tests need no mail server.",
         ["import logging", "from string import Template"],
         ["import httpx"],
@@ -219,14 +207,11 @@ def build_notifications(project: Project, path: str, rng: random.Random) -> Sour
             "return True",
         ],
     )
-    return w.build()
 
 
-def build_tasks(project: Project, path: str, rng: random.Random) -> SourceFile:
+def build_tasks(w: Writer, project: Project, rng: random.Random) -> None:
     pkg, main = project.pkg, project.main
-    w = Writer(path)
-    header(
-        w,
+    w.header(
         "Nightly jobs; each returns a count so the scheduler can log progress.",
         ["import logging", "from datetime import datetime, timedelta"],
         [],
@@ -260,4 +245,3 @@ def build_tasks(project: Project, path: str, rng: random.Random) -> SourceFile:
             "return synced",
         ],
     )
-    return w.build()

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import random
 
-from benchmark.transcript.synthetic.project import Project, SourceFile
+from benchmark.transcript.synthetic.project import Project
 from benchmark.transcript.synthetic.vocab import Entity
 from benchmark.transcript.synthetic.writer import (
     Writer,
     fields_of_type,
-    header,
     numeric_fields,
     parse_expr,
 )
 
 
-def build_models(project: Project, path: str, rng: random.Random) -> SourceFile:
-    w = Writer(path)
-    header(
-        w,
+def build_models(w: Writer, project: Project, rng: random.Random) -> None:
+    w.header(
         "Plain dataclasses passed between layers; no ORM or HTTP types leak past here.",
         [
             "from dataclasses import asdict, dataclass",
@@ -49,13 +46,10 @@ def build_models(project: Project, path: str, rng: random.Random) -> SourceFile:
             owner=e.cls,
         )
         w.blank(2)
-    return w.build()
 
 
-def build_schemas(project: Project, path: str, rng: random.Random) -> SourceFile:
-    w = Writer(path)
-    header(
-        w,
+def build_schemas(w: Writer, project: Project, rng: random.Random) -> None:
+    w.header(
         "Request and response schemas for the HTTP API (pydantic v2).",
         ["from datetime import date, datetime"],
         ["from pydantic import BaseModel, ConfigDict"],
@@ -80,13 +74,11 @@ def build_schemas(project: Project, path: str, rng: random.Random) -> SourceFile
             "",
             "",
         )
-    return w.build()
 
 
-def build_exceptions(project: Project, path: str, rng: random.Random) -> SourceFile:
-    w = Writer(path)
+def build_exceptions(w: Writer, project: Project, rng: random.Random) -> None:
     base = f"{project.pkg.capitalize()}Error"
-    header(w, "Exception hierarchy: the API maps each class to one HTTP status.", [], [], [])
+    w.header("Exception hierarchy: the API maps each class to one HTTP status.", [], [], [])
     w.add(
         f"class {base}(Exception):",
         '    """Base class; catch this to handle any domain error."""',
@@ -116,12 +108,10 @@ def build_exceptions(project: Project, path: str, rng: random.Random) -> SourceF
             "",
             "",
         )
-    return w.build()
 
 
-def build_service(project: Project, path: str, rng: random.Random, e: Entity) -> SourceFile:
+def build_service(w: Writer, project: Project, rng: random.Random, e: Entity) -> None:
     pkg, n, plural, cls = project.pkg, e.name, e.plural, e.cls
-    w = Writer(path)
     has_repo = project.exists(project.repository_path(e))
     repo_cls = f"{cls}Repository" if has_repo else "Session"
     models_import = f"from {pkg}.models import {cls}"
@@ -140,8 +130,7 @@ def build_service(project: Project, path: str, rng: random.Random, e: Entity) ->
         "from datetime import date, datetime, timedelta",
         "from typing import Any",
     ]
-    header(
-        w,
+    w.header(
         f"Business rules for {plural}: what the API, the CLI and the nightly jobs share.",
         std,
         third,
@@ -183,10 +172,11 @@ def build_service(project: Project, path: str, rng: random.Random, e: Entity) ->
         f"get_{n}",
         [f"{n}_id: int"],
         cls,
-        f"Return the {n}; raises {cls}NotFoundError so callers never check for a sentinel.",
+        f"Return the {n}; raises {cls}NotFoundError so callers never check for None.",
         [
             f"{n} = self._repository.get({n}_id)",
-            f"if not {n}:",
+            f"found = {n} is not None",
+            "if not found:",
             f"    raise {cls}NotFoundError({n}_id)",
             f"return {n}",
         ],
@@ -280,14 +270,11 @@ def build_service(project: Project, path: str, rng: random.Random, e: Entity) ->
             ],
             owner=owner,
         )
-    return w.build(entity=e)
 
 
-def build_repository(project: Project, path: str, rng: random.Random, e: Entity) -> SourceFile:
+def build_repository(w: Writer, project: Project, rng: random.Random, e: Entity) -> None:
     pkg, n, cls = project.pkg, e.name, e.cls
-    w = Writer(path)
-    header(
-        w,
+    w.header(
         f"Persistence for {e.plural}: the only module that writes {cls}Row rows.",
         ["from collections.abc import Iterable"],
         ["from sqlalchemy import func, select", "from sqlalchemy.orm import Session"],
@@ -305,9 +292,9 @@ def build_repository(project: Project, path: str, rng: random.Random, e: Entity)
     w.func(
         "get",
         [f"{n}_id: int"],
-        f"{cls} | bool",
-        "Fetch one row; False rather than raising so services choose the error.",
-        [f"row = self._session.get({cls}Row, {n}_id)", "return row.to_model() if row else False"],
+        f"{cls} | None",
+        "Fetch one row; None rather than raising so services choose the error.",
+        [f"row = self._session.get({cls}Row, {n}_id)", "return row.to_model() if row else None"],
         owner=owner,
     )
     w.blank()
@@ -342,7 +329,7 @@ def build_repository(project: Project, path: str, rng: random.Random, e: Entity)
     w.func(
         "save",
         [f"{n}: {cls}"],
-        "",
+        "None",
         "Write back every column; the session commits later.",
         [f"self._session.merge({cls}Row.from_model({n}))"],
         owner=owner,
@@ -370,4 +357,3 @@ def build_repository(project: Project, path: str, rng: random.Random, e: Entity)
         [f"return self._session.scalar(select(func.count()).select_from({cls}Row)) or 0"],
         owner=owner,
     )
-    return w.build(entity=e)

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import random
 
-from benchmark.transcript.synthetic.project import Project, SourceFile
+from benchmark.transcript.synthetic.project import Project
 from benchmark.transcript.synthetic.writer import (
     Writer,
-    header,
 )
 
 
-def build_config(project: Project, path: str, rng: random.Random) -> SourceFile:
-    w = Writer(path)
+def build_config(w: Writer, project: Project, rng: random.Random) -> None:
     up = project.pkg.upper()
-    header(
-        w,
+    w.header(
         "Runtime settings, read once from the environment so tests can inject their own.",
         ["import os", "from collections.abc import Mapping", "from dataclasses import dataclass"],
         [],
@@ -70,13 +67,10 @@ def build_config(project: Project, path: str, rng: random.Random) -> SourceFile:
         f"Build Settings from {up}_* variables; unknown variables are ignored.",
         body,
     )
-    return w.build()
 
 
-def build_db(project: Project, path: str, rng: random.Random) -> SourceFile:
-    w = Writer(path)
-    header(
-        w,
+def build_db(w: Writer, project: Project, rng: random.Random) -> None:
+    w.header(
         "Engine, session factory and table mappings (SQLAlchemy 2.0 style).",
         [
             "from collections.abc import Iterator",
@@ -84,7 +78,7 @@ def build_db(project: Project, path: str, rng: random.Random) -> SourceFile:
             "from datetime import date, datetime",
         ],
         [
-            "from sqlalchemy import create_engine",
+            "from sqlalchemy import Engine, create_engine",
             "from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, "
             "sessionmaker",
         ],
@@ -120,7 +114,7 @@ def build_db(project: Project, path: str, rng: random.Random) -> SourceFile:
     w.func(
         "make_engine",
         ["url: str", "echo: bool = False"],
-        "",
+        "Engine",
         "Pooled engine; SQLite gets check_same_thread off for the test client.",
         [
             'connect_args = {"check_same_thread": False} if url.startswith("sqlite") else {}',
@@ -135,8 +129,8 @@ def build_db(project: Project, path: str, rng: random.Random) -> SourceFile:
     w.blank(2)
     w.func(
         "init_db",
-        ["engine"],
-        "",
+        ["engine: Engine"],
+        "None",
         "Create missing tables; migrations own every later change.",
         ["Base.metadata.create_all(engine)"],
     )
@@ -159,13 +153,10 @@ def build_db(project: Project, path: str, rng: random.Random) -> SourceFile:
         ],
         decorators=("@contextmanager",),
     )
-    return w.build()
 
 
-def build_db_utils(project: Project, path: str, rng: random.Random) -> SourceFile:
-    w = Writer(path)
-    header(
-        w,
+def build_db_utils(w: Writer, project: Project, rng: random.Random) -> None:
+    w.header(
         "Small helpers around the session that several repositories need.",
         ["from collections.abc import Iterable, Iterator, Sequence", "from typing import Any"],
         ["from sqlalchemy import inspect, text", "from sqlalchemy.orm import Session"],
@@ -225,20 +216,17 @@ def build_db_utils(project: Project, path: str, rng: random.Random) -> SourceFil
     w.func(
         "tune_sqlite",
         ["session: Session"],
-        "",
+        "None",
         "WAL mode and a busy timeout; without them the nightly job and the API collide.",
         [
             'session.execute(text("PRAGMA journal_mode=WAL"))',
             'session.execute(text(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}"))',
         ],
     )
-    return w.build()
 
 
-def build_utils(project: Project, path: str, rng: random.Random) -> SourceFile:
-    w = Writer(path)
-    header(
-        w,
+def build_utils(w: Writer, project: Project, rng: random.Random) -> None:
+    w.header(
         "Date, money and text helpers with no project dependencies.",
         ["import re", "import unicodedata", "from datetime import date, datetime, timezone"],
         [],
@@ -272,7 +260,7 @@ def build_utils(project: Project, path: str, rng: random.Random) -> SourceFile:
         "ISO-8601 with a trailing Z accepted; result is always aware.",
         [
             'parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))',
-            "if not parsed.tzinfo:",
+            "if parsed.tzinfo is None:",
             "    parsed = parsed.replace(tzinfo=timezone.utc)",
             "return parsed.astimezone(timezone.utc)",
         ],
@@ -301,14 +289,11 @@ def build_utils(project: Project, path: str, rng: random.Random) -> SourceFile:
             'return f"{sign}{whole:,}.{cents:02d} {currency}"',
         ],
     )
-    return w.build()
 
 
-def build_client(project: Project, path: str, rng: random.Random) -> SourceFile:
+def build_client(w: Writer, project: Project, rng: random.Random) -> None:
     vendor = project.theme.vendor
-    w = Writer(path)
-    header(
-        w,
+    w.header(
         f"HTTP client for the {vendor} API; the only module that talks to it.",
         ["import logging", "import time", "from typing import Any"],
         ["import httpx"],
@@ -326,8 +311,7 @@ def build_client(project: Project, path: str, rng: random.Random) -> SourceFile:
         f"class {cls}:",
         f'    """Thin wrapper over httpx.Client with {vendor} auth and paging."""',
         "",
-        "    def __init__(self, settings: Settings, transport: httpx.BaseTransport | bool = "
-        "False):",
+        "    def __init__(self, settings: Settings, transport: httpx.BaseTransport | None = None):",
         "        self._settings = settings",
         "        self._http = httpx.Client(",
         "            base_url=settings.api_base_url,",
@@ -385,5 +369,4 @@ def build_client(project: Project, path: str, rng: random.Random) -> SourceFile:
             owner=cls,
         )
     w.blank()
-    w.func("close", [], "", "Release pooled connections.", ["self._http.close()"], owner=cls)
-    return w.build()
+    w.func("close", [], "None", "Release pooled connections.", ["self._http.close()"], owner=cls)

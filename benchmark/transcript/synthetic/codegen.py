@@ -11,6 +11,7 @@ import random
 
 from benchmark.transcript.synthetic import code_app, code_domain, code_infra
 from benchmark.transcript.synthetic.project import Func, Project, SourceFile
+from benchmark.transcript.synthetic.writer import Writer
 
 
 def build_file(project: Project, path: str, rng: random.Random) -> SourceFile:
@@ -23,12 +24,16 @@ def build_file(project: Project, path: str, rng: random.Random) -> SourceFile:
     if not path.endswith(".py"):
         return docs.build_text(project, path, rng)
     rel = path.removeprefix(f"src/{project.pkg}/").removesuffix(".py")
+    w = Writer(path)
     for entity in project.entities:
         if rel == f"services/{entity.name}_service":
-            return code_domain.build_service(project, path, rng, entity)
+            code_domain.build_service(w, project, rng, entity)
+            return w.build(entity=entity)
         if rel == f"repositories/{entity.name}_repository":
-            return code_domain.build_repository(project, path, rng, entity)
-    return _inject_pins(project, rel, BUILDERS[rel](project, path, rng))
+            code_domain.build_repository(w, project, rng, entity)
+            return w.build(entity=entity)
+    BUILDERS[rel](w, project, rng)
+    return _inject_pins(project, rel, w.build())
 
 
 STDLIB = frozenset(

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from benchmark.transcript.synthetic import outputs, steps, topics
 from benchmark.transcript.synthetic.feature_model import Feature
-from benchmark.transcript.synthetic.outputs import TestFailure
-from benchmark.transcript.synthetic.scenarios import Scenario, failure_section
+from benchmark.transcript.synthetic.scenarios import Scenario, failed_test
 from benchmark.transcript.synthetic.session import Session, Task
 from benchmark.transcript.synthetic.topics import Decision, phrase_decision, phrase_why_not
 
@@ -104,7 +103,8 @@ def bug(s: Session, sc: Scenario, goal: Task | None) -> None:
     )
     if len(paths) > 1:
         s.fact("distractor", sc.target, sc.sibling, index, of="file_modified", target=sc.target)
-    cmd_i, out_i = s.bash(
+    err = steps.failed_run(
+        s,
         rng.choice(
             (
                 "Now reproducing:",
@@ -114,16 +114,9 @@ def bug(s: Session, sc: Scenario, goal: Task | None) -> None:
         ),
         m.command,
         m.output,
-    )
-    s.fact("command", m.purpose, m.command, cmd_i, failed=True, error=m.error, result_index=out_i)
-    err = s.fact(
-        "error",
-        m.command,
+        m.purpose,
         m.error,
-        out_i,
-        error_type=m.error_type,
-        command_index=cmd_i,
-        fixed_at=None,
+        m.error_type,
     )
     for rel in sc.related[: rng.choice((1, 2))]:
         if p.exists(rel) and rel not in paths:
@@ -235,24 +228,14 @@ def feature(s: Session, f: Feature, goal: Task | None) -> None:
         error = f"ModuleNotFoundError: No module named '{d.module}'"
         output = outputs.collection_error(p, rng, f.test.path, error, f"from {p.pkg}.")
         output = output.replace(f"    from {p.pkg}.\n", _import_frames(s, f, d.module))
-        c_i, o_i = s.bash("Running the new tests:", command, output)
-        s.fact(
-            "command",
+        err = steps.failed_run(
+            s,
+            "Running the new tests:",
+            command,
+            output,
             f"run the {f.thing} tests",
-            command,
-            c_i,
-            failed=True,
-            error=error,
-            result_index=o_i,
-        )
-        err = s.fact(
-            "error",
-            command,
             error,
-            o_i,
-            error_type="ModuleNotFoundError",
-            command_index=c_i,
-            fixed_at=None,
+            "ModuleNotFoundError",
         )
         site = outputs.site_packages(p)
         _, pip_out = s.bash(
@@ -277,36 +260,19 @@ def feature(s: Session, f: Feature, goal: Task | None) -> None:
             reason="new dependency, pinned to the tested version",
             rejected="",
         )
-    test_lines = function_lines_in(f.test.text, f.bug_test)
-    node = f"{f.test.path}::{f.bug_test}"
-    loc = f"{f.test.path}:{f.test.line_of(test_lines[-1])}"
-    fail = TestFailure(node, f.bug_error, failure_section(test_lines, loc, f.bug_error))
+    fail = failed_test(f.test, f.bug_test, f.bug_error)
     output = outputs.pytest_run(p, rng, [f.test.path], [fail], quiet=True)[0]
-    c_i, o_i = s.bash(
+    err = steps.failed_run(
+        s,
         rng.choice(
             ("Now the tests themselves:", "Running the tests:", "Let's see what the tests say:")
         ),
         command,
         output,
-    )
-    if not f.dependency:
-        s.fact(
-            "command",
-            f"run the {f.thing} tests",
-            command,
-            c_i,
-            failed=True,
-            error=fail.line,
-            result_index=o_i,
-        )
-    err = s.fact(
-        "error",
-        command,
+        f"run the {f.thing} tests",
         fail.line,
-        o_i,
-        error_type=f.bug_error.split(":")[0] if ":" in f.bug_error else "AssertionError",
-        command_index=c_i,
-        fixed_at=None,
+        f.bug_error.split(":")[0] if ":" in f.bug_error else "AssertionError",
+        plant_command=not f.dependency,
     )
     s.edit(
         f"{f.bug_diagnosis} Fixing it: {f.bug_change}.",
@@ -346,15 +312,6 @@ def requirement_edit(text: str, package: str, line: str) -> tuple[str, str]:
         if name == package and text.count(current) == 1:
             return current, line
     return lines[-1], f"{lines[-1]}\n{line}"
-
-
-def function_lines_in(text: str, name: str) -> list[str]:
-    lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {name}("))
-    end = start + 1
-    while end < len(lines) and lines[end].strip():
-        end += 1
-    return lines[start:end]
 
 
 def _import_frames(s: Session, f: Feature, module: str) -> str:

@@ -18,14 +18,3 @@ FEATURES: dict[str, Callable[[Project, random.Random], Feature]] = {
     "pagination": features_http.pagination,
     "health": features_http.health,
 }
-
-
-TITLES: dict[str, Callable[[Project], str]] = {
-    "cache": lambda p: f"add a response cache in front of the {p.theme.vendor} client",
-    "retry": lambda p: f"retry {p.theme.vendor} calls on 429 and 5xx responses",
-    "export": lambda p: f"add a CSV export of {p.main.plural}",
-    "ratelimit": lambda p: "rate-limit the public API per client",
-    "audit": lambda p: f"keep an audit trail of {p.main.name} changes",
-    "pagination": lambda p: f"switch GET /{p.main.plural} to cursor pagination",
-    "health": lambda p: "add a /health endpoint for the load balancer",
-}

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import random
 
-from benchmark.transcript.synthetic.feature_model import Feature, Wiring, test_module
+from benchmark.transcript.synthetic.feature_model import Feature, finish, test_module
 from benchmark.transcript.synthetic.project import Project, SourceFile
-from benchmark.transcript.synthetic.topics import Decision
 
 
 def ratelimit(project: Project, rng: random.Random) -> Feature:
@@ -36,11 +35,11 @@ class TokenBucket:
     _tokens: float = field(init=False)
     _updated: float = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self._tokens = self.capacity
         self._updated = self.clock()
 
-    def _refill(self):
+    def _refill(self) -> None:
         now = self.clock()
         elapsed = now - self._updated
 {bug_line}
@@ -74,11 +73,8 @@ class Buckets:
 '''
     tests = test_module(
         project.test_path(path),
+        f"{pkg}.rate_limit",
         [
-            f'"""Tests for {pkg}.rate_limit."""',
-            "",
-            "from __future__ import annotations",
-            "",
             f"from {pkg}.rate_limit import Buckets, TokenBucket",
             "",
             "",
@@ -113,7 +109,6 @@ class Buckets:
             ],
         },
     )
-    api = project.file(project.src("api"))
     anchor = f'app = FastAPI(title="{pkg}")'
     new = (
         anchor + '\nbuckets = Buckets()\n\n\n@app.middleware("http")\n'
@@ -123,41 +118,11 @@ class Buckets:
         '        return JSONResponse({"detail": "rate limit exceeded"}, status_code=429)\n'
         "    return await call_next(request)"
     )
-    del api
-    return Feature(
-        key="ratelimit",
-        title="rate-limit the public API per client",
-        request=(
-            f"One integration partner is hammering the API and slowing it for everyone. Can you "
-            f"add per-client rate limiting, around {rate} requests per second?"
-        ),
-        module=SourceFile(path=path, text=module),
-        test=tests,
-        dependency=None,
-        wiring=Wiring(
-            project.src("api"), anchor, new, "added the per-client rate-limit middleware"
-        ),
-        bug_test="test_bucket_never_exceeds_capacity",
-        bug_error=f"assert {float(rate * 4)} <= {rate}",
-        bug_old=bug_line,
-        bug_new="        self._tokens = min(self.capacity, self._tokens + elapsed * self.rate)",
-        bug_change="refill is capped at the bucket capacity",
-        bug_diagnosis=(
-            "`_refill` adds tokens without capping at `capacity`, so an idle client banks an "
-            "unlimited burst."
-        ),
-        decision=Decision(
-            topic="rate limiting algorithm",
-            choice="a token bucket per API client",
-            alternatives=(
-                "a fixed one-minute window counter",
-                "nginx limit_req in front of the app",
-            ),
-            rationale="it allows short bursts from the mobile app while capping the sustained rate",
-            against="a fixed window lets a client send twice the limit across a window boundary",
-        ),
-        thing="per-client rate limiting",
-        reads=[project.src("api"), project.src("config")],
+    values = {"rate": rate, "burst": float(rate * 4)}
+    fixed = "        self._tokens = min(self.capacity, self._tokens + elapsed * self.rate)"
+    wiring = (project.src("api"), anchor, new)
+    return finish(
+        project, "ratelimit", values, SourceFile(path, module), tests, wiring, (bug_line, fixed)
     )
 
 
@@ -218,11 +183,8 @@ def record_change(session: Session, entity: str, entity_id: int, actor: str,
     f1, f2 = e.fields[0].name, e.fields[1].name
     tests = test_module(
         project.test_path(path),
+        f"{pkg}.audit",
         [
-            f'"""Tests for {pkg}.audit."""',
-            "",
-            "from __future__ import annotations",
-            "",
             f"from {pkg}.audit import Change, diff",
         ],
         {
@@ -232,8 +194,7 @@ def record_change(session: Session, entity: str, entity_id: int, actor: str,
                 f"assert [c.field for c in diff(before, after)] == ['{f2}']",
             ],
             "test_diff_sees_added_fields": [
-                f"assert diff({{}}, {{'{f1}': 2}}) == [Change('{f1}', False, 2)] or diff({{}}, "
-                f"{{'{f1}': 2}})"
+                f"assert diff({{}}, {{'{f1}': 2}}) == [Change('{f1}', None, 2)]"
             ],
             "test_diff_of_equal_dicts_is_empty": [
                 f"assert diff({{'{f1}': 1}}, {{'{f1}': 1}}) == []"
@@ -248,39 +209,12 @@ def record_change(session: Session, entity: str, entity_id: int, actor: str,
         anchor + f'\n        record_change(self._repository.session, "{e.name}", {e.name}.id, '
         f'"api", {{}}, {e.name}.to_dict())'
     )
-    sorted_fields = sorted((f1, f2))
-    return Feature(
-        key="audit",
-        title=f"keep an audit trail of {e.name} changes",
-        request=(
-            f"Support keeps asking who changed a {e.name} and when. Can you add an audit trail? "
-            "Field-level changes are enough."
-        ),
-        module=SourceFile(path=path, text=module),
-        test=tests,
-        dependency=None,
-        wiring=Wiring(
-            project.service_path(e), anchor, new, f"create_{e.name} records an audit event"
-        ),
-        bug_test="test_diff_only_lists_changed_fields",
-        bug_error=f"assert {sorted_fields!r} == ['{f2}']",
-        bug_old=bug_line,
-        bug_new=(
-            "    changed = sorted(key for key in before.keys() | after.keys() if before.get(key) "
-            "!= after.get(key))"
-        ),
-        bug_change="diff compares values instead of listing every shared key",
-        bug_diagnosis="`diff` lists every key present on both sides without comparing the values.",
-        decision=Decision(
-            topic="where audit events live",
-            choice="an append-only audit_events table",
-            alternatives=("JSON lines files on disk", "log lines on stdout only"),
-            rationale=(
-                f"support needs to query who changed a {e.name} from the admin screen, and the "
-                "database is already backed up"
-            ),
-            against="files on disk disappear whenever the container is replaced",
-        ),
-        thing="the audit trail",
-        reads=[project.service_path(e), project.src("db")],
+    values = {"f2": f2, "both": repr(sorted((f1, f2)))}
+    fixed = (
+        "    changed = sorted(key for key in before.keys() | after.keys() if before.get(key) "
+        "!= after.get(key))"
+    )
+    wiring = (project.service_path(e), anchor, new)
+    return finish(
+        project, "audit", values, SourceFile(path, module), tests, wiring, (bug_line, fixed)
     )

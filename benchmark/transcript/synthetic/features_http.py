@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import random
 
-from benchmark.transcript.synthetic.feature_model import Feature, Wiring, test_module
+from benchmark.transcript.synthetic.feature_model import Feature, finish, test_module
 from benchmark.transcript.synthetic.project import Project, SourceFile
 from benchmark.transcript.synthetic.scenarios import append_edit
-from benchmark.transcript.synthetic.topics import Decision
 
 
 def pagination(project: Project, rng: random.Random) -> Feature:
@@ -38,11 +37,8 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
 '''
     tests = test_module(
         project.test_path(path),
+        f"{pkg}.pagination",
         [
-            f'"""Tests for {pkg}.pagination."""',
-            "",
-            "from __future__ import annotations",
-            "",
             "from datetime import datetime, timezone",
             "",
             "import pytest",
@@ -67,7 +63,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
     api = project.file(project.src("api"))
     route = (
         f'@app.get("/{e.plural}")\n'
-        f'def list_{e.plural}(cursor: str = "", service: {e.cls}Service = '
+        f"def list_{e.plural}(cursor: str | None = None, service: {e.cls}Service = "
         f"Depends(get_{e.name}_service)):\n"
         f'    """Keyset-paginated list; pass next_cursor back to get the next page."""\n'
         f"    after = decode_cursor(cursor) if cursor else (datetime.min, 0)\n"
@@ -76,39 +72,15 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
         f'    return {{"items": items, "next_cursor": next_cursor}}'
     )
     old, new = append_edit(api, route)
-    return Feature(
-        key="pagination",
-        title=f"switch GET /{e.plural} to cursor pagination",
-        request=(
-            f"Clients paging through /{e.plural} see duplicates while imports run. Can you move "
-            "the list endpoint to cursor-based pagination?"
-        ),
-        module=SourceFile(path=path, text=module),
-        test=tests,
-        dependency=None,
-        wiring=Wiring(project.src("api"), old, new, f"added the cursor-paginated GET /{e.plural}"),
-        bug_test="test_cursor_round_trips",
-        bug_error="ValueError: invalid literal for int() with base 10: '2024-05-01T10:00:00+00:00'",
-        bug_old=bug_line,
-        bug_new="    return datetime.fromisoformat(created), int(ident)",
-        bug_change="decode_cursor returns (created_at, id) in the right order",
-        bug_diagnosis="`decode_cursor` swaps the two parts: it calls int() on the timestamp.",
-        decision=Decision(
-            topic="pagination style",
-            choice="cursor-based pagination on (created_at, id)",
-            alternatives=("offset/limit pagination", "page numbers with a snapshot table"),
-            rationale=(
-                f"offsets skip or repeat rows when new {e.plural} arrive while a client is paging"
-            ),
-            against="offset pages shift under concurrent inserts and get slow on deep pages",
-        ),
-        thing="cursor pagination",
-        reads=[project.src("api"), project.service_path(e)],
+    fixed = "    return datetime.fromisoformat(created), int(ident)"
+    wiring = (project.src("api"), old, new)
+    return finish(
+        project, "pagination", {}, SourceFile(path, module), tests, wiring, (bug_line, fixed)
     )
 
 
 def health(project: Project, rng: random.Random) -> Feature:
-    pkg, vendor = project.pkg, project.theme.vendor
+    pkg = project.pkg
     path = project.src("health")
     bug_line = '        return {"ok": False, "database": str(exc)}'
     module = f'''"""Liveness and readiness checks for the load balancer."""
@@ -138,11 +110,8 @@ def check_database(engine: Engine) -> dict[str, Any]:
 '''
     tests = test_module(
         project.test_path(path),
+        f"{pkg}.health",
         [
-            f'"""Tests for {pkg}.health."""',
-            "",
-            "from __future__ import annotations",
-            "",
             "from sqlalchemy import create_engine",
             "",
             f"from {pkg}.health import check_database",
@@ -169,34 +138,6 @@ def check_database(engine: Engine) -> dict[str, Any]:
         "    return JSONResponse(report, status_code=status_code)"
     )
     old, new = append_edit(api, route)
-    return Feature(
-        key="health",
-        title="add a /health endpoint for the load balancer",
-        request=(
-            "Ops is moving us behind a new load balancer and needs a health endpoint that "
-            "fails when an instance can't reach its database."
-        ),
-        module=SourceFile(path=path, text=module),
-        test=tests,
-        dependency=None,
-        wiring=Wiring(project.src("api"), old, new, "added GET /health"),
-        bug_test="test_health_reports_database_down",
-        bug_error="KeyError: 'status'",
-        bug_old=bug_line,
-        bug_new='        return {"status": "down", "database": str(exc)}',
-        bug_change="the failure branch reports status=down like the success branch",
-        bug_diagnosis=(
-            "The failure branch returns an `ok` key instead of `status`, so callers get a KeyError."
-        ),
-        decision=Decision(
-            topic="what the health check covers",
-            choice="a /health endpoint that checks only the database",
-            alternatives=(f"checking the {vendor} API too", "a static 200 response"),
-            rationale="the load balancer should only drain instances that lost their own database",
-            against=(
-                f"checking {vendor} would take every instance out of rotation during their outages"
-            ),
-        ),
-        thing="the health endpoint",
-        reads=[project.src("api"), project.src("db")],
-    )
+    fixed = '        return {"status": "down", "database": str(exc)}'
+    wiring = (project.src("api"), old, new)
+    return finish(project, "health", {}, SourceFile(path, module), tests, wiring, (bug_line, fixed))

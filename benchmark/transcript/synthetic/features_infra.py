@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import random
 
-from benchmark.transcript.synthetic.deps import NEW_DEPENDENCIES
-from benchmark.transcript.synthetic.feature_model import Feature, Wiring, test_module
+from benchmark.transcript.synthetic.feature_model import Feature, finish, test_module
 from benchmark.transcript.synthetic.project import Project, SourceFile
-from benchmark.transcript.synthetic.topics import Decision
 
 
 def cache(project: Project, rng: random.Random) -> Feature:
     pkg, e, vendor = project.pkg, project.main, project.theme.vendor
     ttl = rng.choice((60, 120, 300, 600))
     path = project.src("cache")
-    bug_line = "        if age > self._ttl:"
+    bug_line = "            if age > self._ttl:"
     module = f'''"""Read-through cache in front of the {vendor} client.
 
 Entries expire after a TTL; the backend is pluggable so tests use a dict while
@@ -34,9 +32,9 @@ KEY_PREFIX = "{pkg}:v1:"
 
 
 class Backend(Protocol):
-    def get(self, key: str) -> tuple[float, Any] | bool: ...
-    def set(self, key: str, value: tuple[float, Any]) -> object: ...
-    def delete(self, key: str) -> object: ...
+    def get(self, key: str) -> tuple[float, Any] | None: ...
+    def set(self, key: str, value: tuple[float, Any]) -> None: ...
+    def delete(self, key: str) -> None: ...
 
 
 class LocalBackend:
@@ -45,15 +43,14 @@ class LocalBackend:
     def __init__(self, maxsize: int = 1024):
         self._data: TTLCache[str, tuple[float, Any]] = TTLCache(maxsize, DEFAULT_TTL_SECONDS)
 
-    def get(self, key: str) -> tuple[float, Any] | bool:
-        return self._data.get(key, False)
+    def get(self, key: str) -> tuple[float, Any] | None:
+        return self._data.get(key)
 
-    def set(self, key: str, value: tuple[float, Any]) -> object:
+    def set(self, key: str, value: tuple[float, Any]) -> None:
         self._data[key] = value
-        return value
 
-    def delete(self, key: str) -> object:
-        return self._data.pop(key, False)
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
 
 
 class ReadThroughCache:
@@ -69,7 +66,7 @@ class ReadThroughCache:
         """Serve from the cache while fresh; entries at exactly the TTL count as expired."""
         entry = self._backend.get(KEY_PREFIX + key)
         now = self._clock()
-        if entry:
+        if entry is not None:
             stored_at, value = entry
             age = now - stored_at
 {bug_line}
@@ -83,14 +80,11 @@ class ReadThroughCache:
     def invalidate(self, key: str) -> None:
         """Drop one entry, e.g. after a webhook says the {e.name} changed."""
         self._backend.delete(KEY_PREFIX + key)
-'''.replace("-> None:", "-> object:")
+'''
     tests = test_module(
         project.test_path(path),
+        f"{pkg}.cache",
         [
-            f'"""Tests for {pkg}.cache."""',
-            "",
-            "from __future__ import annotations",
-            "",
             f"from {pkg}.cache import LocalBackend, ReadThroughCache",
             "",
             "",
@@ -131,7 +125,7 @@ class ReadThroughCache:
             "test_keys_are_prefixed": [
                 "backend = LocalBackend()",
                 "ReadThroughCache(backend).get_or_load('k', lambda: 1)",
-                "assert backend.get('k') is False",
+                "assert backend.get('k') is None",
             ],
         },
     )
@@ -144,46 +138,10 @@ class ReadThroughCache:
         f'f"{e.name}:{{{e.name}_id}}",\n'
         f'            lambda: self._request("GET", f"/{e.plural}/{{{e.name}_id}}"),\n        )'
     )
-    return Feature(
-        key="cache",
-        title=f"add a response cache in front of the {vendor} client",
-        request=(
-            f"{vendor} started rate-limiting us and most `fetch_{e.name}` calls ask for the same "
-            f"few {e.plural}. Can you put a cache in front of the client? Entries can live for "
-            f"{ttl} seconds."
-        ),
-        module=SourceFile(path=path, text=module),
-        test=tests,
-        dependency=NEW_DEPENDENCIES["cache"],
-        wiring=Wiring(
-            project.src("client"),
-            old,
-            new,
-            f"fetch_{e.name} now goes through the read-through cache",
-        ),
-        bug_test="test_entry_expires_exactly_at_ttl",
-        bug_error="assert 1 == 2",
-        bug_old=bug_line,
-        bug_new="        if age >= self._ttl:",
-        bug_change="entries now expire at exactly the TTL (>= instead of >)",
-        bug_diagnosis=(
-            "The expiry check uses `>`, so an entry exactly `ttl` seconds old is still served."
-        ),
-        decision=Decision(
-            topic="cache backend",
-            choice="a Redis-backed cache",
-            alternatives=("an in-process LRU", "memcached"),
-            rationale=(
-                f"the API runs on {project.workers} workers and they must share invalidations"
-            ),
-            against=(
-                f"an in-process LRU gives each of the {project.workers} workers its own copy, so "
-                "an "
-                f"invalidation on one worker leaves stale {e.plural} on the others"
-            ),
-        ),
-        thing="the response cache",
-        reads=[project.src("client"), project.src("config")],
+    fixed = "            if age >= self._ttl:"
+    wiring = (project.src("client"), old, new)
+    return finish(
+        project, "cache", {"ttl": ttl}, SourceFile(path, module), tests, wiring, (bug_line, fixed)
     )
 
 
@@ -232,11 +190,8 @@ retry_upstream = retry(
 '''
     tests = test_module(
         project.test_path(path),
+        f"{pkg}.retry",
         [
-            f'"""Tests for {pkg}.retry."""',
-            "",
-            "from __future__ import annotations",
-            "",
             "import random",
             "",
             "import pytest",
@@ -263,50 +218,11 @@ retry_upstream = retry(
     )
     client = project.file(project.src("client"))
     req = next(f for f in client.funcs if f.name == "_request")
-    return Feature(
-        key="retry",
-        title=f"retry {vendor} calls on 429 and 5xx responses",
-        request=(
-            f"Last night's sync died on a single 503 from {vendor}. Can you add retries with "
-            "backoff for throttling and server errors?"
-        ),
-        module=SourceFile(path=path, text=module),
-        test=tests,
-        dependency=NEW_DEPENDENCIES["retry"],
-        wiring=Wiring(
-            project.src("client"),
-            req.def_line,
-            f"    @retry_upstream\n{req.def_line}",
-            "_request is wrapped with the retry_upstream policy",
-        ),
-        bug_test="test_backoff_starts_at_base_delay",
-        bug_error=f"assert {float(base) * 2} == {base}",
-        bug_old=bug_line,
-        bug_new="    return min(BASE_DELAY_SECONDS * 2 ** (attempt - 1), MAX_DELAY_SECONDS)",
-        bug_change=(
-            "backoff_seconds counts attempts from 1, so the first retry waits the base delay"
-        ),
-        bug_diagnosis=(
-            "`backoff_seconds` treats `attempt` as 0-based, so the first retry already waits "
-            "twice the base delay."
-        ),
-        decision=Decision(
-            topic="retry strategy",
-            choice="exponential backoff with jitter via tenacity",
-            alternatives=(
-                "a fixed 2-second sleep between attempts",
-                "retrying inside httpx's transport",
-            ),
-            rationale=(
-                f"{vendor} rate-limits bursts, and fixed retries from every worker would hit the "
-                "limit again at the same moment"
-            ),
-            against=(
-                "httpx transport retries only cover connection errors, not 429 or 503 responses"
-            ),
-        ),
-        thing="the retry policy",
-        reads=[project.src("client"), project.src("exceptions")],
+    values = {"base": base, "doubled": float(base) * 2}
+    fixed = "    return min(BASE_DELAY_SECONDS * 2 ** (attempt - 1), MAX_DELAY_SECONDS)"
+    wiring = (project.src("client"), req.def_line, f"    @retry_upstream\n{req.def_line}")
+    return finish(
+        project, "retry", values, SourceFile(path, module), tests, wiring, (bug_line, fixed)
     )
 
 
@@ -354,11 +270,8 @@ def export_jsonl({e.plural}: Iterable[{e.cls}], target: Path) -> int:
 '''
     tests = test_module(
         project.test_path(path),
+        f"{pkg}.exporters.csv_export",
         [
-            f'"""Tests for {pkg}.exporters.csv_export."""',
-            "",
-            "from __future__ import annotations",
-            "",
             "import csv",
             "",
             f"from {pkg}.exporters.csv_export import COLUMNS, export_csv, export_jsonl",
@@ -387,7 +300,6 @@ def export_jsonl({e.plural}: Iterable[{e.cls}], target: Path) -> int:
             ],
         },
     )
-    cli = project.file(project.src("cli"))
     anchor = 'if __name__ == "__main__":\n    cli()'
     command = (
         f'@cli.command("export-csv")\n@click.argument("target", type=click.Path())\n'
@@ -398,38 +310,9 @@ def export_jsonl({e.plural}: Iterable[{e.cls}], target: Path) -> int:
         f"    count = export_csv(service.iter_all(), Path(target))\n"
         f'    click.echo(f"exported {{count}} {e.plural} to {{target}}")\n\n\n'
     )
-    del cli
-    return Feature(
-        key="export",
-        title=f"add a CSV export of {e.plural}",
-        request=(
-            f"Finance wants a CSV export of all {e.plural} they can open in a spreadsheet. "
-            "Can you add an `export-csv` command? A JSON-lines variant for the data team would "
-            "be nice too."
-        ),
-        module=SourceFile(path=path, text=module),
-        test=tests,
-        dependency=NEW_DEPENDENCIES["export"],
-        wiring=Wiring(project.src("cli"), anchor, command + anchor, "added the export-csv command"),
-        bug_test="test_export_returns_row_count",
-        bug_error="assert 3 == 2",
-        bug_old=bug_line,
-        bug_new="    written = 0",
-        bug_change="export_csv no longer counts the header row",
-        bug_diagnosis="`written` starts at 1, so the header row is counted as data.",
-        decision=Decision(
-            topic="export memory use",
-            choice="streaming rows straight to the CSV writer",
-            alternatives=("building a pandas DataFrame first", "loading every row into a list"),
-            rationale=(
-                f"the largest tenant has about {rng.choice((80, 150, 400))}k {e.plural} and the "
-                "export worker has 512 MB"
-            ),
-            against=(
-                "pandas would add a large dependency for a single export and hold everything in "
-                "memory"
-            ),
-        ),
-        thing="the CSV export",
-        reads=[project.src("models"), project.src("cli")],
+    values = {"largest": rng.choice((80, 150, 400))}
+    wiring = (project.src("cli"), anchor, command + anchor)
+    fixed = "    written = 0"
+    return finish(
+        project, "export", values, SourceFile(path, module), tests, wiring, (bug_line, fixed)
     )

@@ -26,65 +26,32 @@ from benchmark.transcript.synthetic import (
     steps,
     upgrades,
 )
+from benchmark.transcript.synthetic.bug_text import STORIES
 from benchmark.transcript.synthetic.deps import PINS, Pin
-from benchmark.transcript.synthetic.features import FEATURES, TITLES
+from benchmark.transcript.synthetic.feature_model import title as feature_title
+from benchmark.transcript.synthetic.features import FEATURES
 from benchmark.transcript.synthetic.project import Project, make_project
 from benchmark.transcript.synthetic.scenarios import Scenario
 from benchmark.transcript.synthetic.session import Session, Stop, Task
+from benchmark.transcript.synthetic.tables import project_values
 from benchmark.transcript.synthetic.vocab import AGENT_NAMES
 
 BugBuilder = Callable[[Project, random.Random, str], "Scenario | None"]
 
-# kind -> (builder, one-shot?, title for the user's opening list)
-BUG_KINDS: dict[str, tuple[BugBuilder, bool, Callable[[Project, str], str]]] = {
-    "constant": (bugs_config.constant, False, lambda p, h: "apply the new limits from the spec"),
-    "key_error": (
-        bugs_calls.key_error,
-        False,
-        lambda p, h: f"fix the crash when importing the latest {p.theme.vendor} export",
-    ),
-    "type_kwarg": (
-        bugs_calls.type_kwarg,
-        False,
-        lambda p, h: "support the options the new nightly job passes",
-    ),
-    "settings_attr": (
-        bugs_config.settings_attr,
-        False,
-        lambda p, h: f"fix the `{h}` command on staging",
-    ),
-    "no_table": (
-        bugs_db.no_table,
-        True,
-        lambda p, h: "get tests/test_repositories.py green again",
-    ),
-    "zero_div": (
-        bugs_tools.zero_div,
-        True,
-        lambda p, h: "fix the weekly report crash for tenants without data",
-    ),
-    "lint_unused": (bugs_tools.lint_unused, True, lambda p, h: "get `ruff check` clean for CI"),
-    "json_empty": (
-        bugs_tools.json_empty,
-        True,
-        lambda p, h: f"fix the nightly {p.theme.commands[0]} on days without changes",
-    ),
-    "date_format": (
-        bugs_tools.date_format,
-        True,
-        lambda p, h: "accept timestamps in CSV date columns",
-    ),
-    "mypy_union": (bugs_db.mypy_union, True, lambda p, h: "get mypy clean on the services"),
-    "schema_422": (
-        bugs_db.schema_422,
-        False,
-        lambda p, h: "fix the 422 responses from the mobile app",
-    ),
-    "integrity": (
-        bugs_db.integrity,
-        True,
-        lambda p, h: f"make duplicate {p.theme.vendor} webhook deliveries harmless",
-    ),
+# In this order the session falls back from a kind that no longer applies to the next one.
+BUG_KINDS: dict[str, BugBuilder] = {
+    "constant": bugs_config.constant,
+    "key_error": bugs_calls.key_error,
+    "type_kwarg": bugs_calls.type_kwarg,
+    "settings_attr": bugs_config.settings_attr,
+    "no_table": bugs_db.no_table,
+    "zero_div": bugs_tools.zero_div,
+    "lint_unused": bugs_tools.lint_unused,
+    "json_empty": bugs_tools.json_empty,
+    "date_format": bugs_tools.date_format,
+    "mypy_union": bugs_db.mypy_union,
+    "schema_422": bugs_db.schema_422,
+    "integrity": bugs_db.integrity,
 }
 
 
@@ -121,7 +88,7 @@ def _plan(project: Project, rng: random.Random, target: int) -> list[Step]:
             category = "bug"
         if category == "feature":
             key = features.pop(0)
-            plan.append(Step("feature", key, title=TITLES[key](project)))
+            plan.append(Step("feature", key, title=feature_title(project, key)))
         elif category == "upgrade":
             pin = pins.pop(0)
             used_pins.append(pin)
@@ -135,10 +102,11 @@ def _plan(project: Project, rng: random.Random, target: int) -> list[Step]:
         else:
             options = [k for k in kinds if k not in one_shots_used]
             key = options[i % len(options)] if options else "constant"
-            if BUG_KINDS[key][1]:
+            if STORIES[key].has("once"):
                 one_shots_used.add(key)
             hint = _hint(project, rng, key)
-            plan.append(Step("bug", key, hint=hint, title=BUG_KINDS[key][2](project, hint)))
+            title = STORIES[key].text("title", {**project_values(project), "hint": hint})
+            plan.append(Step("bug", key, hint=hint, title=title))
     project.pins = used_pins
     return plan
 
@@ -278,8 +246,7 @@ def _bug(s: Session, step: Step, goal: Task | None) -> bool:
     """Run a bug episode of ``step.key``, or of another kind if that one no longer applies."""
     order = [step.key] + [k for k in BUG_KINDS if k != step.key]
     for kind in order:
-        builder = BUG_KINDS[kind][0]
-        scenario = builder(s.project, s.rng, step.hint if kind == step.key else "")
+        scenario = BUG_KINDS[kind](s.project, s.rng, step.hint if kind == step.key else "")
         if scenario is not None:
             episodes.bug(s, scenario, goal)
             return True

@@ -133,7 +133,7 @@ def collection_error(
     return with_exit("\n".join(lines), 2)
 
 
-def traceback(frames: list[tuple[str, int, str, str]], final: str) -> str:
+def traceback(frames: list[Frame], final: str) -> str:
     """``frames`` are (file, line, function, source line) from outermost to innermost."""
     lines = ["Traceback (most recent call last):"]
     for path, line, func, code in frames:
@@ -144,32 +144,42 @@ def traceback(frames: list[tuple[str, int, str, str]], final: str) -> str:
     return "\n".join(lines)
 
 
-def runpy_frames(project: Project, module: str) -> list[tuple[str, int, str, str]]:
-    """Frames ``python -m`` adds above the module's own code."""
-    return [
-        ("<frozen runpy>", 198, "_run_module_as_main", ""),
-        ("<frozen runpy>", 88, "_run_code", ""),
-    ]
+Frame = tuple[str, int, str, str]  # (file, line, function, source line)
+
+# Frames of code that is not the project's, outermost first, by the call they serve:
+# "group file:line function: source line" ({site} is site-packages, {lib} the stdlib).
+LIBRARY_FRAMES = """
+python_m <frozen runpy>:198 _run_module_as_main:
+python_m <frozen runpy>:88 _run_code:
+click {site}/click/core.py:1157 __call__: return self.main(*args, **kwargs)
+click {site}/click/core.py:1078 main: rv = self.invoke(ctx)
+click {site}/click/core.py:1688 invoke: return _process_result(sub_ctx.command.invoke(sub_ctx))
+click {site}/click/core.py:1434 invoke: return ctx.invoke(self.callback, **ctx.params)
+click {site}/click/core.py:783 invoke: return __callback(*args, **kwargs)
+json {site}/httpx/_models.py:764 json: return jsonlib.loads(self.content, **kwargs)
+json {lib}/json/__init__.py:346 loads: return _default_decoder.decode(s)
+json {lib}/json/decoder.py:337 decode: obj, end = self.raw_decode(s, idx=_w(s, 0).end())
+json {lib}/json/decoder.py:355 raw_decode: raise JSONDecodeError("Expecting value", s, err.value)
+"""
+
+
+def library_frames(project: Project, group: str) -> list[Frame]:
+    """The frames of ``group`` in :data:`LIBRARY_FRAMES`, for this project's interpreter."""
+    lib = f"/usr/lib/python{project.python.rsplit('.', 1)[0]}"
+    frames = []
+    for row in LIBRARY_FRAMES.strip().splitlines():
+        name, _, rest = row.partition(" ")
+        if name == group:
+            where, _, code = f"{rest} ".partition(": ")
+            path, _, tail = where.rpartition(":")
+            line, func = tail.split()
+            path = path.format(site=site_packages(project), lib=lib)
+            frames.append((path, int(line), func, code.strip()))
+    return frames
 
 
 def site_packages(project: Project) -> str:
     return f"{project.root}/.venv/lib/python{project.python.rsplit('.', 1)[0]}/site-packages"
-
-
-def click_frames(project: Project) -> list[tuple[str, int, str, str]]:
-    site = site_packages(project)
-    return [
-        (f"{site}/click/core.py", 1157, "__call__", "return self.main(*args, **kwargs)"),
-        (f"{site}/click/core.py", 1078, "main", "rv = self.invoke(ctx)"),
-        (
-            f"{site}/click/core.py",
-            1688,
-            "invoke",
-            "return _process_result(sub_ctx.command.invoke(sub_ctx))",
-        ),
-        (f"{site}/click/core.py", 1434, "invoke", "return ctx.invoke(self.callback, **ctx.params)"),
-        (f"{site}/click/core.py", 783, "invoke", "return __callback(*args, **kwargs)"),
-    ]
 
 
 def short_sha(rng: random.Random) -> str:

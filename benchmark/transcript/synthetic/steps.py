@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from benchmark.transcript.synthetic import outputs, topics
 from benchmark.transcript.synthetic.scenarios import Problem, append_edit
@@ -27,6 +28,28 @@ def verify_output(s: Session, problem: Problem) -> str:
         return outputs.ruff_output([], 0, 0)
     checked = sum(1 for p in s.project.planned if p.startswith("src/") and p.endswith(".py"))
     return outputs.mypy_output([], checked)
+
+
+def failed_run(
+    s: Session,
+    text: str,
+    command: str,
+    output: str,
+    purpose: str,
+    error: str,
+    error_type: str,
+    *,
+    plant_command: bool = True,
+    **task_kw: Any,
+) -> dict[str, Any]:
+    """Run a command that fails; plant it (unless already planted) and its error, and return
+    the error fact so the fix can record where it was fixed."""
+    c_i, o_i = s.bash(text, command, output, **task_kw)
+    if plant_command:
+        s.fact("command", purpose, command, c_i, failed=True, error=error, result_index=o_i)
+    return s.fact(
+        "error", command, error, o_i, error_type=error_type, command_index=c_i, fixed_at=None
+    )
 
 
 def unique_task(s: Session, text: str, closable: str = "", thing: str = "") -> Task:

@@ -37,25 +37,25 @@ def build_test(project: Project, path: str, rng: random.Random) -> SourceFile:
     return _module_tests(project, path, rng, [project.src(stem)])
 
 
+def _test_header(w: Writer, doc: str, third: list[str], local: list[str]) -> None:
+    """Docstring and imports of a test module; every one uses dates and pytest."""
+    w.add(f'"""{doc}"""', "", "from __future__ import annotations", "")
+    w.add("from datetime import date, datetime, timezone", "", "import pytest", *third, "")
+    w.add(*local, "", "")
+
+
 def build_conftest(project: Project, path: str, rng: random.Random) -> SourceFile:
     pkg = project.pkg
     w = Writer(path)
-    w.add(
-        '"""Fixtures shared by every test module: an in-memory DB and sample records."""',
-        "",
-        "from __future__ import annotations",
-        "",
-        "from datetime import date, datetime, timezone",
-        "",
-        "import pytest",
-        "from sqlalchemy import create_engine",
-        "from sqlalchemy.orm import sessionmaker",
-        "",
-        f"from {pkg}.config import Settings",
-        f"from {pkg}.db import Base",
-        f"from {pkg}.models import " + ", ".join(e.cls for e in project.entities),
-        "",
-        "",
+    _test_header(
+        w,
+        "Fixtures shared by every test module: an in-memory DB and sample records.",
+        ["from sqlalchemy import create_engine", "from sqlalchemy.orm import sessionmaker"],
+        [
+            f"from {pkg}.config import Settings",
+            f"from {pkg}.db import Base",
+            f"from {pkg}.models import " + ", ".join(e.cls for e in project.entities),
+        ],
     )
     create = '    engine = create_engine("sqlite:///:memory:")'
     w.anchors["engine_create"] = create
@@ -127,6 +127,8 @@ def call_args(
 
 def _assertion(func: Func, rng: random.Random) -> list[str]:
     ret = func.ret
+    if ret == "None":
+        return ["assert result is None"]
     if ret == "int":
         return [f"assert result == {rng.randint(0, 12)}"]
     if ret == "float":
@@ -153,20 +155,9 @@ def _module_tests(
     entity = module.entity or project.main
     public = [f for f in module.funcs if not f.name.startswith("_")][:7]
     w = Writer(path)
-    w.add(
-        f'"""Tests for {mod_name}."""',
-        "",
-        "from __future__ import annotations",
-        "",
-        "from datetime import date, datetime, timezone",
-        "",
-        "import pytest",
-        "",
-        f"from {mod_name} import *  # noqa: F403 - the module's public surface",
-        "from tests.conftest import " + ", ".join(f"make_{e.name}" for e in project.entities),
-        "",
-        "",
-    )
+    star = f"from {mod_name} import *  # noqa: F403 - the module's public surface"
+    makers = "from tests.conftest import " + ", ".join(f"make_{e.name}" for e in project.entities)
+    _test_header(w, f"Tests for {mod_name}.", [], [star, makers])
     tests: list[str] = []
     owner_fixture = ""
     owners = [f.qual.split(".")[0] for f in public if "." in f.qual]

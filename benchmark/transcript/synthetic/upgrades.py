@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from benchmark.transcript.synthetic import outputs, steps, topics
+from benchmark.transcript.synthetic.bug_text import STORIES
 from benchmark.transcript.synthetic.deps import Pin
-from benchmark.transcript.synthetic.episodes import (
-    decide,
-    function_lines_in,
-    intro,
-    requirement_edit,
-)
-from benchmark.transcript.synthetic.outputs import TestFailure
-from benchmark.transcript.synthetic.scenarios import failure_section
+from benchmark.transcript.synthetic.episodes import decide, intro, requirement_edit
+from benchmark.transcript.synthetic.scenarios import failed_test, function_lines
 from benchmark.transcript.synthetic.session import Session, Task
-from benchmark.transcript.synthetic.topics import Decision
+from benchmark.transcript.synthetic.tables import project_values
 
 
 def upgrade(s: Session, pin: Pin, goal: Task | None) -> None:
@@ -40,29 +35,15 @@ def upgrade(s: Session, pin: Pin, goal: Task | None) -> None:
     t_pin = steps.unique_task(s, f"pin {pkg} or port {pin.used_in}.py to {bad}")
     command = f"pytest {test_path} -q"
     output = _pin_failure(s, pin, used, test_path, error)
-    c_i, o_i = s.bash(
+    err = steps.failed_run(
+        s,
         f"{rng.choice(topics.ACKS)} Reproducing with what's installed:",
         command,
         output,
-        add=[t_find, t_pin],
-    )
-    s.fact(
-        "command",
         f"run the tests against {pkg} {bad}",
-        command,
-        c_i,
-        failed=True,
-        error=error,
-        result_index=o_i,
-    )
-    err = s.fact(
-        "error",
-        command,
         error,
-        o_i,
-        error_type=error.split(":")[0],
-        command_index=c_i,
-        fixed_at=None,
+        error.split(":")[0],
+        add=[t_find, t_pin],
     )
     _, show_i = s.bash(
         "Checking the installed version:",
@@ -73,18 +54,8 @@ def upgrade(s: Session, pin: Pin, goal: Task | None) -> None:
     s.read(f"The traceback ends in our code in {used}:", [used])
     usage = pin.usage.replace("{pkg}", p.pkg)
     s.grep("Any other place that does the same?", usage.split("(")[0].strip()[:40], "src")
-    decision = Decision(
-        topic=f"the {pkg} {bad} upgrade",
-        choice=f"pinning {pkg} to {good} for now",
-        alternatives=(
-            f"porting {pin.used_in}.py to {pkg} {bad} right away",
-            f"patching around the {pkg} {bad} break locally",
-        ),
-        rationale=(
-            f"the port deserves its own reviewed change after the {p.theme.milestone} release"
-        ),
-        against="porting now would mix a dependency migration into a release that is already busy",
-    )
+    values = {**project_values(p), "package": pkg, "good": good, "bad": bad}
+    decision = STORIES["upgrade"].decision({**values, "used_in": pin.used_in})
     decide(s, f"Found it: {pin.reason}.", decision, close=[t_find])
     req = p.file("requirements.txt")
     old, new = requirement_edit(req.text, pkg, f"{pkg}=={good}  # {bad} breaks {pin.used_in}.py")
@@ -144,17 +115,11 @@ def _pin_failure(s: Session, pin: Pin, used: str, test_path: str, error: str) ->
     def_line = next(line for line in pin.snippet.splitlines() if line.startswith("def "))
     func = next(fn for fn in source.funcs if fn.def_line == def_line)
     test_id = next((t for t in tests.tests if t.startswith(f"test_{func.name}_")), tests.tests[0])
-    lines = function_lines_in(tests.text, test_id.split("[")[0])
     src_lines = source.text.splitlines()
     start = src_lines.index(func.def_line)
     stop = next(i for i in range(start, len(src_lines)) if usage in src_lines[i])
+    lines = function_lines(tests, test_id.split("[")[0])
     at = next((i for i, line in enumerate(lines) if f"{func.name}(" in line), len(lines) - 1)
-    section = failure_section(
-        lines,
-        f"{test_path}:{tests.line_of(lines[at])}",
-        error,
-        inner=(src_lines[start : stop + 1], f"{used}:{stop + 1}"),
-        fail_at=at,
-    )
-    fail = TestFailure(f"{test_path}::{test_id}", error, section)
+    inner = (src_lines[start : stop + 1], f"{used}:{stop + 1}")
+    fail = failed_test(tests, test_id, error, at, inner=inner)
     return outputs.pytest_run(p, rng, [test_path], [fail], quiet=True)[0]

@@ -154,6 +154,19 @@ class Writer:
         self.funcs.append(func)
         return func
 
+    def header(self, doc: str, std: list[str], third: list[str], local: list[str]) -> None:
+        """Module docstring and imports, each group sorted the way isort does it."""
+        self.add(f'"""{doc}"""', "", "from __future__ import annotations", "")
+
+        def order(line: str) -> tuple[bool, str]:
+            return line.startswith("from "), line.split()[1]
+
+        for group in (std, third, local):
+            if group:
+                self.add(*sorted(group, key=order))
+                self.blank()
+        self.blank()
+
     def build(self, entity: Entity | None = None, tests: list[str] | None = None) -> SourceFile:
         text = "\n".join(self.out).rstrip() + "\n"
         return SourceFile(
@@ -166,19 +179,6 @@ class Writer:
             payload_keys=self.payload_keys,
             anchors=self.anchors,
         )
-
-
-def header(w: Writer, doc: str, std: list[str], third: list[str], local: list[str]) -> None:
-    w.add(f'"""{doc}"""', "", "from __future__ import annotations", "")
-
-    def order(line: str) -> tuple[bool, str]:
-        return line.startswith("from "), line.split()[1]
-
-    for group in (sorted(std, key=order), sorted(third, key=order), sorted(local, key=order)):
-        if group:
-            w.add(*group)
-            w.blank()
-    w.blank()
 
 
 def numeric_fields(entity: Entity) -> list[Field]:
