@@ -34,16 +34,17 @@ def run(cfg: DictConfig) -> float | None:
     """Validate, run, log, print. Returns the overall score (a sweeper's objective)."""
     from benchmark import config as config_mod
     from benchmark import scorecard
-    from benchmark.pipeline import run_job
+    from benchmark.pipeline import build_parts, run_job
 
     resolved = config_mod.resolve(cfg)
     config = config_mod.validate(resolved)
+    parts = build_parts(config)  # a missing key or bad option fails here, before any work
     if config.tracking.enabled:
         from benchmark.tracking import prepare_store
 
         # Migrate a fresh store before the work, not after it.
         prepare_store(config.tracking.store_dir, config.tracking.experiment)
-    result = run_job(config)
+    result = run_job(config, parts)
     card = scorecard.render(result)
     if config.tracking.enabled:
         from benchmark.tracking import log_job, tracking_uri

@@ -71,6 +71,7 @@ class BenchmarkConfig(BaseModel):
     compaction: CompactionConfig
     probe: ProbeConfig
     policy: ComponentConfig
+    summarizer: ComponentConfig
     answerer: ComponentConfig
     judge: ComponentConfig
     rubric: Rubric

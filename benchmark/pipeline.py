@@ -6,17 +6,20 @@ answerer (compacted context only) -> judge (blind) -> rubric roll-up.
 
 from __future__ import annotations
 
+import inspect
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from hydra.errors import InstantiationException
-from hydra.utils import instantiate
+from hydra.utils import get_object, instantiate
 
 from benchmark.answerer.base import Answer, Answerer, AnswerRequest
 from benchmark.compaction import CompactionPoint, find_points, segments
 from benchmark.config import BenchmarkConfig, ComponentConfig
 from benchmark.errors import UserError
 from benchmark.judge.base import Judge, JudgeRequest, Judgment
+from benchmark.llm import UsageLedger, close_all
 from benchmark.policy.base import Policy
 from benchmark.probe.cache import load_or_generate
 from benchmark.probe.models import Probe
@@ -28,22 +31,46 @@ from benchmark.transcript.sources import load_transcripts
 log = logging.getLogger(__name__)
 
 
-def run_job(config: BenchmarkConfig) -> JobResult:
-    policy: Policy = build(config.policy, "policy", "compact")
-    answerer: Answerer = build(config.answerer, "answerer", "answer")
-    judge: Judge = build(config.judge, "judge", "judge")
-    check_rubric(config, judge)
+@dataclass(frozen=True)
+class Parts:
+    """The built, swappable parts of one job."""
 
+    policy: Policy
+    answerer: Answerer
+    judge: Judge
+    ledger: UsageLedger
+
+
+def build_parts(config: BenchmarkConfig) -> Parts:
+    """Build every part before any work, so a missing key or bad option fails at once."""
+    ledger = UsageLedger()
+    summarizer = build(config.summarizer, "summarizer", "summarize", ledger=ledger)
+    policy = build(config.policy, "policy", "compact", summarizer=summarizer, ledger=ledger)
+    answerer = build(config.answerer, "answerer", "answer", ledger=ledger)
+    judge = build(config.judge, "judge", "judge", ledger=ledger)
+    check_rubric(config, judge)
+    return Parts(policy=policy, answerer=answerer, judge=judge, ledger=ledger)
+
+
+def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
+    parts = parts or build_parts(config)
     transcripts = load_transcripts(config.transcript)
     points: list[PointResult] = []
-    for transcript in transcripts:
-        for point in find_points(transcript, config.compaction):
-            points.append(run_point(config, transcript, point, policy, answerer, judge))
+    try:
+        for transcript in transcripts:
+            for point in find_points(transcript, config.compaction):
+                points.append(
+                    run_point(config, transcript, point, parts.policy, parts.answerer, parts.judge)
+                )
+    finally:
+        close_all()
     return JobResult(
         policy=config.policy.name,
         transcripts=[t.id for t in transcripts],
         rubric=config.rubric,
         points=points,
+        usage=parts.ledger.metrics(),
+        judge_records=list(getattr(parts.judge, "records", [])),
     )
 
 
@@ -109,18 +136,34 @@ def evaluate(
     return ProbeResult(probe=probe, answer=answer, judgment=judgment, score=score)
 
 
-def build(component: ComponentConfig, group: str, method: str) -> Any:
-    """Instantiate a config group's ``_target_``; errors name the group and key."""
+def build(component: ComponentConfig, group: str, method: str, **inject: Any) -> Any:
+    """Instantiate a config group's ``_target_``; errors name the group and key.
+
+    ``inject`` offers shared objects (the summarizer, the usage ledger); each
+    is passed only to targets whose signature takes a parameter of that name.
+    """
     spec = {"_target_": component.target, **component.kwargs}
     try:
-        obj = instantiate(spec, _convert_="all")
+        accepted = _accepted(component.target, inject)
+        obj = instantiate(spec, _convert_="all", **accepted)
     except InstantiationException as exc:
         cause = exc.__cause__
+        if isinstance(cause, UserError):
+            raise cause from None  # already names what is wrong (e.g. a missing key)
         detail = f"{type(cause).__name__}: {cause}" if cause else str(exc).splitlines()[0]
         raise UserError(f"{group} '{component.name}' ({component.target}): {detail}") from None
     if not callable(getattr(obj, method, None)):
         raise UserError(f"{group}._target_ {component.target} has no '{method}' method")
     return obj
+
+
+def _accepted(target: str, offered: dict[str, Any]) -> dict[str, Any]:
+    try:
+        params = inspect.signature(get_object(target)).parameters
+    except (ImportError, ValueError, TypeError):
+        return {}  # instantiate reports an unimportable target itself
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return {k: v for k, v in offered.items() if takes_any or k in params}
 
 
 def check_rubric(config: BenchmarkConfig, judge: Judge) -> None:
@@ -137,5 +180,6 @@ def check_rubric(config: BenchmarkConfig, judge: Judge) -> None:
         if unknown:
             raise UserError(
                 f"judge '{config.judge.name}' cannot score rubric criteria {unknown} "
-                f"(rubric '{rubric.name}')"
+                f"(rubric '{rubric.name}'); it scores {sorted(supported)}, choose a rubric "
+                "with those (e.g. rubric=recall_2_1_0)"
             )

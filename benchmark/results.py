@@ -39,6 +39,10 @@ class JobResult(BaseModel):
     transcripts: list[str]
     rubric: Rubric
     points: list[PointResult]
+    usage: dict[str, float] = Field(default_factory=dict, description="LLM tokens and cost")
+    judge_records: list[dict] = Field(
+        default_factory=list, description="an LLM judge's input and raw output per judgment"
+    )
 
     @property
     def probe_results(self) -> list[ProbeResult]:
@@ -74,6 +78,7 @@ class JobResult(BaseModel):
         if overall.overall is not None:
             metrics["overall"] = overall.overall
             metrics["overall_pct"] = 100 * overall.overall / self.rubric.scale_max
+        metrics.update(self.usage)
         metrics.update(overall.dimensions)
         metrics.update({f"criteria/{c}": v for c, v in overall.criteria.items()})
         for ptype in PROBE_TYPES:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
+from openai_stub import openai_stub_fixture  # noqa: F401  (registers the `openai_stub` fixture)
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
@@ -37,3 +38,12 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present beside the repository")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def _close_llm_clients():
+    """No aiohttp pool outlives its test."""
+    yield
+    from benchmark.llm import close_all
+
+    close_all()

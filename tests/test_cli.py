@@ -114,3 +114,11 @@ def test_cfg_job_prints_the_composed_config(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "_target_: benchmark.policy.Truncate" in proc.stdout
     assert "context_window: 200000" in proc.stdout
+
+
+def test_missing_key_fails_before_any_work(tmp_path):
+    proc = run_cli(["policy=anchored_iterative", "judge=gpt4o"], tmp_path)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "OPENAI_API_KEY" in lines[0], proc.stderr
+    assert not (tmp_path / "mlruns").exists()  # failed before the tracking store was touched

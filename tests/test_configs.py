@@ -12,7 +12,7 @@ from benchmark.config import validate
 from benchmark.errors import UserError
 from benchmark.pipeline import run_job
 
-GROUPS = ["transcript", "policy", "probe", "answerer", "judge", "rubric", "tracking"]
+GROUPS = ["transcript", "policy", "summarizer", "probe", "answerer", "judge", "rubric", "tracking"]
 CASES = [(g, o) for g in GROUPS for o in group_options(g)]
 
 
@@ -31,9 +31,36 @@ def test_every_group_has_options():
         assert group_options(group), f"conf/{group}/ is empty"
 
 
+def scripted_llm(body: dict) -> str:
+    """Stand-in model: a valid verdict for judge calls, a short answer otherwise."""
+    from benchmark.judge.reference import ReferenceJudge
+
+    prompt = " ".join(str(m.get("content", "")) for m in body["messages"])
+    asked = sorted(c for c in ReferenceJudge.CRITERIA if c in prompt)
+    if "verdict" in prompt:  # the 2/1/0 judge
+        return json.dumps({"reasoning": "scripted", "verdict": "partial"})
+    if "response_format" in body or "criterionResults" in prompt:
+        results = [{"criterionId": c, "score": 1, "reasoning": "scripted"} for c in asked]
+        return json.dumps({"criterionResults": results})
+    return "NOT IN CONTEXT\nscripted guess"
+
+
+def uses_llm(group: str, option: str) -> bool:
+    return "endpoint" in compose_config([f"{group}={option}"])[group]
+
+
 @pytest.mark.parametrize(("group", "option"), CASES, ids=[f"{g}={o}" for g, o in CASES])
-def test_option_composes_and_runs(group, option, transcript_file, tmp_path):
+def test_option_composes_and_runs(group, option, transcript_file, tmp_path, request, monkeypatch):
     overrides = [*SMALL, f"{group}={option}"]
+    if uses_llm(group, option):
+        # LLM endpoints run against a scripted OpenAI-compatible server on loopback.
+        stub = request.getfixturevalue("openai_stub")
+        stub.reply = scripted_llm
+        for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+            monkeypatch.setenv(var, "sk-test")
+        overrides += [f"{group}.endpoint.base_url={stub.base_url}", "probe.per_type=2"]
+    if (group, option) == ("judge", "gpt4o_2_1_0"):
+        overrides.append("rubric=recall_2_1_0")  # the verdict judge scores only correctness
     if (group, option) == ("transcript", "file"):
         overrides = [o for o in overrides if not o.startswith("transcript.")]
         overrides.append(f"transcript.paths=[{transcript_file}]")
@@ -47,6 +74,8 @@ def test_option_composes_and_runs(group, option, transcript_file, tmp_path):
         assert (tmp_path / "mlruns" / "mlflow.db").exists() == config.tracking.enabled
         return
     result = run_job(config)
+    if uses_llm(group, option):
+        assert result.metrics()[f"llm/{group}/calls"] > 0
     scores = result.scores()
     assert scores.n > 0 and scores.overall is not None
     assert 0 <= scores.overall <= config.rubric.scale_max

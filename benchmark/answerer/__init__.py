@@ -2,5 +2,6 @@
 
 from benchmark.answerer.base import Answer, Answerer, AnswerRequest
 from benchmark.answerer.extractive import ExtractiveAnswerer
+from benchmark.answerer.llm import LLMAnswerer
 
-__all__ = ["Answer", "AnswerRequest", "Answerer", "ExtractiveAnswerer"]
+__all__ = ["Answer", "AnswerRequest", "Answerer", "ExtractiveAnswerer", "LLMAnswerer"]

@@ -48,6 +48,8 @@ def write_artifacts(result: JobResult, resolved_config: dict[str, Any], folder: 
                     "score": r.score,
                 }
             )
+    if result.judge_records:
+        _write_jsonl(folder / "judge_records.jsonl", result.judge_records)
     (folder / "probes.json").write_text(json.dumps(probes, indent=1))
     _write_jsonl(folder / "answers.jsonl", answers)
     _write_jsonl(folder / "judgments.jsonl", judgments)

@@ -1,0 +1,246 @@
+"""The LLM judge: an OpenAI-compatible model grades each reply, blind to the policy.
+
+Two modes. ``rubric`` asks for a 0..scale_max score with reasoning on every
+requested criterion (the seed's ``criterionResults`` output). ``2_1_0`` asks
+for one correct / partial / wrong verdict against the gold (the compaction
+harness's judge) and reports it as ``recall_correctness``.
+
+A reply that cannot be trusted (not JSON, a requested criterion missing, a
+score off the scale) is asked for again; when the retries run out the
+judgment is *failed*, never scored 0, so a flaky judge cannot pass for a bad
+policy.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from benchmark.judge import prompts
+from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
+from benchmark.llm import Endpoint, LLMClient, LLMError, UsageLedger
+
+JudgeMode = Literal["rubric", "2_1_0"]
+VERDICT_CRITERION = "recall_correctness"
+VERDICTS: dict[str, int] = {"correct": 2, "partial": 1, "wrong": 0}
+
+_FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.S | re.I)
+
+
+def as_endpoint(endpoint: Endpoint | Mapping[str, Any]) -> Endpoint:
+    """An ``Endpoint`` from config; a dict without ``name`` is named after its model."""
+    if isinstance(endpoint, Endpoint):
+        return endpoint
+    data = dict(endpoint)
+    data.setdefault("name", data.get("model", ""))
+    return Endpoint.model_validate(data)
+
+
+def extract_json(text: str) -> Any:
+    """The JSON object in a reply: bare, inside a ```json fence, or amid prose.
+
+    Raises ``ValueError`` (which makes the client ask again) when none parses.
+    """
+    stripped = text.strip()
+    candidates = [stripped, *(m.group(1).strip() for m in _FENCE.finditer(text))]
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start >= 0:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    raise ValueError(f"reply is not a JSON object: {stripped[:80]!r}")
+
+
+def _number(value: Any, where: str, scale_max: int) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{where}: score {value!r} is not a number")
+    if not 0 <= value <= scale_max:
+        raise ValueError(f"{where}: score {value!r} is outside 0..{scale_max}")
+    return float(value)
+
+
+def parse_rubric(text: str, criteria: Sequence[str], scale_max: int) -> list[CriterionResult]:
+    """Scores for exactly ``criteria``, in their order; unknown criteria are ignored."""
+    data = extract_json(text)
+    items = data.get("criterionResults")
+    if not isinstance(items, list):
+        raise ValueError("reply has no 'criterionResults' list")
+    found: dict[str, CriterionResult] = {}
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        name = item.get("criterionId")
+        if name not in criteria or name in found:
+            continue
+        score = _number(item.get("score"), str(name), scale_max)
+        reasoning = item.get("reasoning")
+        found[name] = CriterionResult(
+            criterion=name, score=score, reasoning=reasoning if isinstance(reasoning, str) else ""
+        )
+    missing = [c for c in criteria if c not in found]
+    if missing:
+        raise ValueError(f"reply lacks criteria {missing}")
+    return [found[c] for c in criteria]
+
+
+def parse_verdict(text: str, scale_max: int) -> list[CriterionResult]:
+    """One ``recall_correctness`` result: correct = scale_max, partial = half, wrong = 0."""
+    data = extract_json(text)
+    verdict = data.get("verdict")
+    if not isinstance(verdict, str) or verdict.strip().lower() not in VERDICTS:
+        raise ValueError(f"verdict {verdict!r} is not one of {sorted(VERDICTS)}")
+    points = VERDICTS[verdict.strip().lower()]
+    reasoning = data.get("reasoning")
+    return [
+        CriterionResult(
+            criterion=VERDICT_CRITERION,
+            score=scale_max * points / 2,
+            reasoning=reasoning if isinstance(reasoning, str) else "",
+        )
+    ]
+
+
+def rubric_schema(criteria: Sequence[str], scale_max: int) -> dict[str, Any]:
+    item = {
+        "type": "object",
+        "properties": {
+            "criterionId": {"type": "string", "enum": list(criteria)},
+            "reasoning": {"type": "string"},
+            "score": {"type": "integer", "minimum": 0, "maximum": scale_max},
+        },
+        "required": ["criterionId", "reasoning", "score"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"criterionResults": {"type": "array", "items": item}},
+        "required": ["criterionResults"],
+        "additionalProperties": False,
+    }
+
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "verdict": {"type": "string", "enum": list(VERDICTS)},
+    },
+    "required": ["reasoning", "verdict"],
+    "additionalProperties": False,
+}
+
+
+class LLMJudge:
+    """Grades a ``JudgeRequest`` with an LLM; it sees nothing but the request.
+
+    Every call appends to ``records`` (thread-safe): the input messages, each
+    raw reply, the parsed scores and the error, for the tracker to log.
+    """
+
+    CRITERIA: frozenset[str] = frozenset(prompts.CRITERIA)
+
+    def __init__(
+        self,
+        endpoint: Endpoint | Mapping[str, Any],
+        mode: JudgeMode = "rubric",
+        max_context_tokens: int = 60000,
+        ledger: UsageLedger | None = None,
+    ) -> None:
+        if mode == 210 and not isinstance(mode, bool):
+            mode = "2_1_0"  # YAML and Hydra overrides read an unquoted 2_1_0 as the int 210
+        if mode not in ("rubric", "2_1_0"):
+            raise ValueError(f"judge mode must be 'rubric' or '2_1_0', got {mode!r}")
+        if isinstance(max_context_tokens, bool) or not isinstance(max_context_tokens, int):
+            raise ValueError(f"max_context_tokens must be an integer, got {max_context_tokens!r}")
+        if max_context_tokens <= 0:
+            raise ValueError(f"max_context_tokens must be > 0, got {max_context_tokens}")
+        self.endpoint = as_endpoint(endpoint)
+        self.mode: JudgeMode = mode
+        self.max_context_tokens = max_context_tokens
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.client = LLMClient(self.endpoint, role="judge", ledger=self.ledger)
+        if mode == "2_1_0":
+            self.CRITERIA = frozenset({VERDICT_CRITERION})
+        self.records: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def judge(self, request: JudgeRequest) -> Judgment:
+        criteria = self._criteria(request)
+        raw: list[str] = []
+        if self.mode == "rubric":
+            context = prompts.render_context(request.compacted_context, self.max_context_tokens)
+            messages = prompts.rubric_messages(request, context, criteria)
+            schema = rubric_schema(criteria, request.scale_max)
+
+            def parse(text: str) -> list[CriterionResult]:
+                raw.append(text)
+                return parse_rubric(text, criteria, request.scale_max)
+
+        else:
+            messages = prompts.verdict_messages(request)
+            schema = VERDICT_SCHEMA
+
+            def parse(text: str) -> list[CriterionResult]:
+                raw.append(text)
+                return parse_verdict(text, request.scale_max)
+
+        try:
+            _, results = self.client.complete(messages, schema=schema, parse=parse)
+        except LLMError as exc:
+            judgment = Judgment(failed=True, error=str(exc))
+        else:
+            judgment = Judgment(results=results or [])
+        self._record(messages, raw, judgment)
+        return judgment
+
+    def _criteria(self, request: JudgeRequest) -> list[str]:
+        if request.scale_max <= 0:
+            raise ValueError(f"scale_max must be > 0, got {request.scale_max}")
+        criteria = list(dict.fromkeys(request.rubric_criteria))
+        if not criteria:
+            raise ValueError("the judge request lists no rubric criteria")
+        if self.mode == "2_1_0" and criteria != [VERDICT_CRITERION]:
+            raise ValueError(
+                f"LLMJudge mode '2_1_0' scores only ['{VERDICT_CRITERION}'], but the request "
+                f"asks for {criteria} (use rubric=recall_2_1_0)"
+            )
+        unknown = [c for c in criteria if c not in self.CRITERIA]
+        if unknown:
+            raise ValueError(
+                f"LLMJudge: unknown criterion {unknown[0]!r} "
+                f"(supported: {', '.join(sorted(self.CRITERIA))})"
+            )
+        return criteria
+
+    def _record(self, messages: list[dict[str, str]], raw: list[str], judgment: Judgment) -> None:
+        record = {
+            "endpoint": self.endpoint.name,
+            "model": self.endpoint.model,
+            "mode": self.mode,
+            "messages": messages,
+            "raw_outputs": list(raw),
+            "scores": judgment.scores(),
+            "failed": judgment.failed,
+            "error": judgment.error,
+        }
+        with self._lock:
+            self.records.append(record)
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,7 @@
+"""The LLM layer: endpoints, the client every LLM-backed stage uses, usage and cost."""
+
+from benchmark.llm.client import Completion, LLMClient, LLMError, close_all
+from benchmark.llm.endpoint import Endpoint
+from benchmark.llm.usage import Usage, UsageLedger
+
+__all__ = ["Completion", "Endpoint", "LLMClient", "LLMError", "Usage", "UsageLedger", "close_all"]

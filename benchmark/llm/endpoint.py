@@ -1,0 +1,53 @@
+"""An OpenAI-compatible endpoint: which model, where, which key, what it costs.
+
+The key itself never appears in config, params, logs or artifacts: the config
+names the environment variable that holds it (``api_key_env``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchmark.errors import UserError
+
+StructuredOutput = Literal["json_schema", "json_object", "none"]
+
+
+class Endpoint(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="label of this endpoint (config option name)")
+    model: str = Field(min_length=1)
+    base_url: str | None = Field(None, description="None = the SDK's default (api.openai.com)")
+    api_key_env: str | None = Field(
+        "OPENAI_API_KEY", description="environment variable holding the key; None = no key"
+    )
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(1024, gt=0)
+    price_input_per_1m: float = Field(0.0, ge=0, description="USD per 1M input tokens")
+    price_output_per_1m: float = Field(0.0, ge=0, description="USD per 1M output tokens")
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(2, ge=0, description="retries of invalid or failed replies")
+    structured_output: StructuredOutput = Field(
+        "json_schema", description="best response_format the server supports; falls back"
+    )
+
+    def api_key(self, role: str) -> str:
+        """The key from the environment; a missing one is a one-line user error."""
+        if self.api_key_env is None:
+            return "not-needed"  # local servers accept any key; the SDK insists on one
+        value = os.environ.get(self.api_key_env, "")
+        if not value:
+            raise UserError(
+                f"{role} endpoint '{self.name}' ({self.model}) needs the environment variable "
+                f"{self.api_key_env}, which is not set"
+            )
+        return value
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (
+            input_tokens * self.price_input_per_1m + output_tokens * self.price_output_per_1m
+        ) / 1_000_000

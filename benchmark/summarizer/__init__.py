@@ -1,0 +1,6 @@
+"""Summarizers: what a summarizing compaction policy calls to condense the region."""
+
+from benchmark.summarizer.base import Summarizer, SummaryRequest
+from benchmark.summarizer.extractive import ExtractiveSummarizer
+
+__all__ = ["ExtractiveSummarizer", "Summarizer", "SummaryRequest"]

@@ -1,0 +1,340 @@
+"""The loopback OpenAI stub, driven by the real ``openai`` SDK over real sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import openai
+import pytest
+from openai_stub import Fault, OpenAIStub, StubRequest, openai_stub_fixture  # noqa: F401
+
+USER = [{"role": "user", "content": "where is the config file kept"}]
+TRANSPORTS = ["httpx", "aiohttp"]
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No proxy or env override may route a test request off 127.0.0.1."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+@pytest.fixture
+def stub() -> Iterator[OpenAIStub]:
+    with OpenAIStub() as server:
+        yield server
+
+
+def sync_client(stub: OpenAIStub, **kwargs: Any) -> openai.OpenAI:
+    kwargs.setdefault("max_retries", 0)
+    kwargs.setdefault("api_key", "sk-test")
+    kwargs.setdefault("timeout", 5.0)
+    return openai.OpenAI(base_url=stub.base_url, **kwargs)
+
+
+def async_client(stub: OpenAIStub, transport: str, **kwargs: Any) -> openai.AsyncOpenAI:
+    kwargs.setdefault("max_retries", 0)
+    kwargs.setdefault("api_key", "sk-test")
+    kwargs.setdefault("timeout", 5.0)
+    if transport == "aiohttp":
+        kwargs["http_client"] = openai.DefaultAioHttpClient()
+    return openai.AsyncOpenAI(base_url=stub.base_url, **kwargs)
+
+
+def test_normal_completion_reports_usage(stub: OpenAIStub) -> None:
+    with sync_client(stub) as client:
+        out = client.chat.completions.create(
+            model="tiny", messages=[{"role": "system", "content": "be brief"}, *USER]
+        )
+    assert out.object == "chat.completion"
+    assert out.model == "tiny"
+    assert out.id == "chatcmpl-stub-1"
+    assert out.choices[0].finish_reason == "stop"
+    assert out.choices[0].message.content == "stub reply: where is the config file kept"
+    assert out.usage is not None
+    assert (out.usage.prompt_tokens, out.usage.completion_tokens) == (8, 8)
+    assert out.usage.total_tokens == 16
+    (seen,) = stub.requests
+    assert isinstance(seen, StubRequest)
+    assert seen.path == "/v1/chat/completions"
+    assert seen.body is not None and seen.body["model"] == "tiny"
+    assert seen.headers["Authorization"] == "Bearer sk-test"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_reply_hook_reads_the_request(stub: OpenAIStub, transport: str) -> None:
+    def shout(body: dict[str, Any]) -> str:
+        return body["messages"][-1]["content"].upper() + f" t={body.get('temperature')}"
+
+    stub.reply = shout
+
+    async def run() -> str | None:
+        async with async_client(stub, transport) as client:
+            out = await client.chat.completions.create(model="m", messages=USER, temperature=0)
+        return out.choices[0].message.content
+
+    assert asyncio.run(run()) == "WHERE IS THE CONFIG FILE KEPT t=0"
+
+
+def test_async_reply_hook_and_content_parts(stub: OpenAIStub) -> None:
+    async def echo_parts(body: dict[str, Any]) -> str:
+        await asyncio.sleep(0)
+        return " | ".join(part["text"] for part in body["messages"][0]["content"])
+
+    stub.reply = echo_parts
+    parts = [{"type": "text", "text": "alpha beta"}, {"type": "text", "text": "gamma"}]
+    with sync_client(stub) as client:
+        out = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": parts}]
+        )
+    assert out.choices[0].message.content == "alpha beta | gamma"
+    assert out.usage is not None and out.usage.prompt_tokens == 3
+
+
+SCHEMA_FORMAT: Any = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "verdict",
+        "schema": {"type": "object", "properties": {"score": {"type": "integer"}}},
+    },
+}
+
+
+def test_json_schema_rejected_in_reject_mode(stub: OpenAIStub) -> None:
+    stub.json_schema = "reject"
+    with sync_client(stub) as client:
+        with pytest.raises(openai.BadRequestError) as caught:
+            client.chat.completions.create(model="m", messages=USER, response_format=SCHEMA_FORMAT)
+        # json_object stays available, which is how callers fall back.
+        fallback = client.chat.completions.create(
+            model="m", messages=USER, response_format={"type": "json_object"}
+        )
+    assert caught.value.status_code == 400
+    assert caught.value.body == {
+        "message": "response_format json_schema is not supported",
+        "type": "invalid_request_error",
+        "param": "response_format",
+        "code": None,
+    }
+    assert caught.value.param == "response_format"
+    assert json.loads(fallback.choices[0].message.content or "") == {}
+    assert len(stub.requests) == 2
+
+
+def test_json_schema_accepted_by_default(stub: OpenAIStub) -> None:
+    stub.reply = lambda body: json.dumps({"score": 4})
+    with sync_client(stub) as client:
+        out = client.chat.completions.create(
+            model="m", messages=USER, response_format=SCHEMA_FORMAT
+        )
+    assert json.loads(out.choices[0].message.content or "") == {"score": 4}
+    body = stub.requests[0].body
+    assert body is not None and body["response_format"]["type"] == "json_schema"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_rate_limit_with_retry_after_then_success(stub: OpenAIStub, transport: str) -> None:
+    stub.queue(Fault.status(429, retry_after=0.05), times=1)
+
+    async def run() -> openai.types.chat.ChatCompletion:
+        async with async_client(stub, transport, max_retries=1) as client:
+            return await client.chat.completions.create(model="m", messages=USER)
+
+    started = time.monotonic()
+    out = asyncio.run(run())
+    elapsed = time.monotonic() - started
+    assert out.choices[0].message.content
+    first, second = stub.requests
+    assert first.body == second.body
+    assert second.headers["x-stainless-retry-count"] == "1"
+    # The SDK honoured the 50 ms Retry-After rather than its 0.5 s default backoff.
+    assert 0.05 <= elapsed < 0.5
+
+
+def test_rate_limit_without_retries_raises(stub: OpenAIStub) -> None:
+    stub.queue(Fault.status(429, retry_after=0.05))
+    with sync_client(stub) as client, pytest.raises(openai.RateLimitError) as caught:
+        client.chat.completions.create(model="m", messages=USER)
+    assert caught.value.response.headers["retry-after"] == "0.05"
+    assert caught.value.code == "rate_limit_exceeded"
+
+
+def test_server_error(stub: OpenAIStub) -> None:
+    stub.queue(Fault.status(500))
+    with sync_client(stub) as client:
+        with pytest.raises(openai.InternalServerError) as caught:
+            client.chat.completions.create(model="m", messages=USER)
+        # The queue is spent, so the next call is served normally.
+        assert client.chat.completions.create(model="m", messages=USER).choices
+    assert caught.value.status_code == 500
+    assert caught.value.type == "server_error"
+
+
+def test_hook_can_return_faults_per_request(stub: OpenAIStub) -> None:
+    stub.reply = lambda body: Fault.status(503) if body["model"] == "down" else "fine"
+    with sync_client(stub) as client:
+        with pytest.raises(openai.InternalServerError) as caught:
+            client.chat.completions.create(model="down", messages=USER)
+        out = client.chat.completions.create(model="up", messages=USER)
+    assert caught.value.status_code == 503
+    assert out.choices[0].message.content == "fine"
+
+
+def test_queue_serves_fault_exactly_n_times(stub: OpenAIStub) -> None:
+    stub.queue(Fault.status(500), times=2)
+    stub.queue(Fault.empty_choices())
+    outcomes: list[str] = []
+    with sync_client(stub) as client:
+        for _ in range(4):
+            try:
+                out = client.chat.completions.create(model="m", messages=USER)
+            except openai.InternalServerError:
+                outcomes.append("500")
+            else:
+                outcomes.append("empty" if not out.choices else "ok")
+    assert outcomes == ["500", "500", "empty", "ok"]
+    with pytest.raises(ValueError):
+        stub.queue(Fault.malformed(), times=0)
+
+
+@pytest.mark.parametrize("transport", ["sync", *TRANSPORTS])
+def test_malformed_body_surfaces_as_json_decode_error(stub: OpenAIStub, transport: str) -> None:
+    """The SDK does not wrap a 200 with broken JSON in an APIError: json's own error escapes."""
+    stub.queue(Fault.malformed())
+
+    async def run_async() -> None:
+        async with async_client(stub, transport) as client:
+            await client.chat.completions.create(model="m", messages=USER)
+
+    with pytest.raises(json.JSONDecodeError) as caught:
+        if transport == "sync":
+            with sync_client(stub) as client:
+                client.chat.completions.create(model="m", messages=USER)
+        else:
+            asyncio.run(run_async())
+    assert not isinstance(caught.value, openai.APIError)
+
+
+def test_empty_choices(stub: OpenAIStub) -> None:
+    stub.queue(Fault.empty_choices())
+    with sync_client(stub) as client:
+        out = client.chat.completions.create(model="m", messages=USER)
+    assert out.choices == []
+    assert out.usage is not None and out.usage.completion_tokens == 0
+
+
+@pytest.mark.parametrize("transport", ["sync", *TRANSPORTS])
+def test_hang_past_client_timeout(stub: OpenAIStub, transport: str) -> None:
+    stub.queue(Fault.hang(5.0))
+
+    async def run_async() -> None:
+        async with async_client(stub, transport, timeout=0.2) as client:
+            await client.chat.completions.create(model="m", messages=USER)
+
+    started = time.monotonic()
+    with pytest.raises(openai.APITimeoutError):
+        if transport == "sync":
+            with sync_client(stub, timeout=0.2) as client:
+                client.chat.completions.create(model="m", messages=USER)
+        else:
+            asyncio.run(run_async())
+    assert time.monotonic() - started < 1.5
+    stopping = time.monotonic()
+    stub.stop()  # must not wait out the 5 s hang still pending on the server
+    assert time.monotonic() - stopping < 1.0
+
+
+def test_short_hang_then_normal_reply(stub: OpenAIStub) -> None:
+    stub.queue(Fault.hang(0.05))
+    stub.reply = lambda body: "after the pause"
+    started = time.monotonic()
+    with sync_client(stub) as client:
+        out = client.chat.completions.create(model="m", messages=USER)
+    assert time.monotonic() - started >= 0.05
+    assert out.choices[0].message.content == "after the pause"
+
+
+def test_api_key_required(stub: OpenAIStub) -> None:
+    stub.require_key = "sk-test"
+    with (
+        sync_client(stub, api_key="sk-wrong") as client,
+        pytest.raises(openai.AuthenticationError) as caught,
+    ):
+        client.chat.completions.create(model="m", messages=USER)
+    with sync_client(stub, api_key="sk-test") as client:
+        assert client.chat.completions.create(model="m", messages=USER).choices
+    assert caught.value.status_code == 401
+    assert caught.value.code == "invalid_api_key"
+    assert [r.headers.get("Authorization") for r in stub.requests] == [
+        "Bearer sk-wrong",
+        "Bearer sk-test",
+    ]
+
+
+def test_missing_authorization_header_is_401(stub: OpenAIStub) -> None:
+    import urllib.request
+
+    stub.require_key = "sk-test"
+    request = urllib.request.Request(
+        stub.base_url + "/chat/completions",
+        data=json.dumps({"model": "m", "messages": USER}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=5)
+    assert caught.value.code == 401
+    assert json.loads(caught.value.read())["error"]["type"] == "invalid_request_error"
+    caught.value.close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_fifty_concurrent_requests(stub: OpenAIStub, transport: str) -> None:
+    stub.latency = 0.1
+    stub.reply = lambda body: f"answer {body['messages'][0]['content']}"
+
+    async def run() -> list[str | None]:
+        async with async_client(stub, transport) as client:
+            calls = [
+                client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": str(i)}]
+                )
+                for i in range(50)
+            ]
+            outs = await asyncio.gather(*calls)
+        return [out.choices[0].message.content for out in outs]
+
+    started = time.monotonic()
+    replies = asyncio.run(run())
+    elapsed = time.monotonic() - started
+    assert replies == [f"answer {i}" for i in range(50)]
+    assert len(stub.requests) == 50
+    # 50 x 100 ms served one at a time would take 5 s; overlap proves real concurrency.
+    assert elapsed < 2.0
+    assert stub.max_concurrent > 10
+
+
+def test_fixture_runs_and_lifecycle_releases_port(openai_stub: OpenAIStub) -> None:
+    with sync_client(openai_stub) as client:
+        assert client.chat.completions.create(model="m", messages=USER).choices
+    assert openai_stub.base_url.startswith("http://127.0.0.1:")
+
+    threads_before = threading.active_count()
+    server = OpenAIStub().start()
+    port = server.port
+    assert threading.active_count() == threads_before + 1
+    server.stop()
+    server.stop()  # idempotent
+    assert threading.active_count() == threads_before
+    with pytest.raises(RuntimeError):
+        _ = server.base_url
+    with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
+        probe.connect(("127.0.0.1", port))
