@@ -1,0 +1,50 @@
+"""An LLM-judged job logs judge records, usage and cost to MLflow, and never the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import SMALL, compose_config
+from test_configs import scripted_llm
+
+from benchmark.__main__ import run
+
+SECRET = "sk-test-SECRET-4b1d"
+
+
+def test_llm_job_logs_records_usage_and_no_secret(openai_stub, monkeypatch, tmp_path):
+    openai_stub.reply = scripted_llm
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    store = tmp_path / "mlruns"
+    cfg = compose_config(
+        [
+            *SMALL,
+            "judge=gpt4o",
+            f"judge.endpoint.base_url={openai_stub.base_url}",
+            "probe.per_type=2",
+            "tracking=mlflow",
+            f"tracking.store_dir={store}",
+        ]
+    )
+    assert run(cfg) is not None
+
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{store / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("compaction-benchmark")
+    (mlrun,) = client.search_runs([exp.experiment_id])
+    metrics = mlrun.data.metrics
+    calls = len(openai_stub.requests)
+    assert metrics["llm/judge/calls"] == calls > 0
+    assert metrics["llm/judge/input_tokens"] > 0 and metrics["cost_usd"] > 0
+    assert mlrun.data.params["judge.endpoint.api_key_env"] == "OPENAI_API_KEY"
+    local = client.download_artifacts(mlrun.info.run_id, "judge_records.jsonl", str(tmp_path))
+    records = Path(local).read_text().splitlines()
+    assert len(records) == metrics["probes"]
+    # Every request carried the key; nothing in the store or the artifacts holds it.
+    for r in openai_stub.requests:
+        headers = {k.lower(): v for k, v in r.headers.items()}
+        assert headers["authorization"] == f"Bearer {SECRET}"
+    for path in store.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
