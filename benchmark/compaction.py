@@ -28,6 +28,11 @@ class CompactionConfig(BaseModel):
     head_messages: int = Field(2, ge=0, description="protected first messages (system + task)")
     tail_tokens: int = Field(20_000, ge=0, description="token budget of the protected tail")
     points: Literal["all", "last"] = "all"
+    replay: Literal["iterative", "independent"] = Field(
+        "iterative",
+        description="iterative: each compaction sees the previous compacted context plus the "
+        "messages since; independent: each sees the raw session prefix",
+    )
 
     @model_validator(mode="after")
     def _tail_fits(self) -> CompactionConfig:
@@ -51,8 +56,8 @@ class CompactionPoint(BaseModel):
 
 
 class Segments(BaseModel):
-    """What a policy is given at one point. ``region_offset`` maps region
-    positions back to transcript message indices (for evidence)."""
+    """What a policy is given at one point. ``region_offset`` is the region's
+    first position in the context the segments were cut from."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -125,6 +130,24 @@ def _tail_start(
     while start < end and messages[start].role == "tool":
         start += 1
     return start
+
+
+def split_live(live: list[Message], config: CompactionConfig) -> Segments:
+    """Head, region and tail of a live context (iterative replay).
+
+    The live context is the previous compaction's output plus the messages
+    since, so the region holds the earlier summary (or index, or masked turns)
+    rather than the raw history it replaced.
+    """
+    head_end = min(config.head_messages, len(live))
+    counts = [m.tokens for m in live]
+    tail_start = _tail_start(live, counts, head_end, len(live), config.tail_tokens)
+    return Segments(
+        head=live[:head_end],
+        region=live[head_end:tail_start],
+        tail=live[tail_start:],
+        region_offset=head_end,
+    )
 
 
 def segments(transcript: Transcript, point: CompactionPoint) -> Segments:

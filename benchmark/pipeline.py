@@ -15,7 +15,7 @@ from hydra.errors import InstantiationException
 from hydra.utils import get_object, instantiate
 
 from benchmark.answerer.base import Answer, Answerer, AnswerRequest
-from benchmark.compaction import CompactionPoint, find_points, segments
+from benchmark.compaction import CompactionPoint, Segments, find_points, segments, split_live
 from benchmark.config import BenchmarkConfig, ComponentConfig
 from benchmark.errors import UserError
 from benchmark.judge.base import Judge, JudgeRequest, Judgment
@@ -58,10 +58,12 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     points: list[PointResult] = []
     try:
         for transcript in transcripts:
+            previous: PointResult | None = None
             for point in find_points(transcript, config.compaction):
-                points.append(
-                    run_point(config, transcript, point, parts.policy, parts.answerer, parts.judge)
+                previous = run_point(
+                    config, transcript, point, parts.policy, parts.answerer, parts.judge, previous
                 )
+                points.append(previous)
     finally:
         close_all()
     return JobResult(
@@ -81,9 +83,16 @@ def run_point(
     policy: Policy,
     answerer: Answerer,
     judge: Judge,
+    previous: PointResult | None = None,
 ) -> PointResult:
+    """One compaction point. With iterative replay and a ``previous`` point, the policy
+    compacts the previous compacted context plus the messages since, not the raw prefix."""
     probes = load_or_generate(transcript, point, config.probe, config.cache_path)
-    context = compact(policy, transcript, point)
+    if previous is not None and config.compaction.replay == "iterative":
+        live = [*previous.context, *transcript.messages[previous.point.end : point.end]]
+        context = compact(policy, split_live(live, config.compaction))
+    else:
+        context = compact(policy, segments(transcript, point))
     tokens_after = sum(m.tokens for m in context)
     log.info(
         "%s point %d: %d -> %d tokens, %d probes",
@@ -97,8 +106,8 @@ def run_point(
     return PointResult(point=point, tokens_after=tokens_after, context=context, probes=results)
 
 
-def compact(policy: Policy, transcript: Transcript, point: CompactionPoint) -> list[Message]:
-    kept = policy.compact(segments(transcript, point))
+def compact(policy: Policy, parts: Segments) -> list[Message]:
+    kept = policy.compact(parts)
     if not isinstance(kept, list) or not all(isinstance(m, Message) for m in kept):
         raise UserError(
             f"policy {type(policy).__name__}.compact must return a list of Message, "

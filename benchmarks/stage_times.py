@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from benchmark.answerer import ExtractiveAnswerer
-from benchmark.compaction import CompactionConfig, find_points
+from benchmark.compaction import CompactionConfig, find_points, segments
 from benchmark.judge import ReferenceJudge
 from benchmark.pipeline import compact, evaluate
 from benchmark.policy import (
@@ -78,7 +78,7 @@ def main() -> None:
     n_probes = sum(len(ps) for ps in probes)
     for name, policy in POLICIES.items():
         for (t, p), ps in zip(points, probes, strict=True):
-            context = timed(f"{name}: compact", compact, policy, t, p)
+            context = timed(f"{name}: compact", compact, policy, segments(t, p))
             for probe in ps:
                 timed(f"{name}: answer+judge", evaluate, probe, context, answerer, judge, rubric)
 

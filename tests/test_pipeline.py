@@ -10,7 +10,7 @@ from benchmark.answerer.base import AnswerRequest
 from benchmark.compaction import find_points, segments
 from benchmark.config import validate
 from benchmark.judge.base import JudgeRequest
-from benchmark.pipeline import build, run_job, run_point
+from benchmark.pipeline import Parts, build, build_parts, run_job, run_point
 from benchmark.transcript.models import Transcript
 from benchmark.transcript.synthetic import generate
 
@@ -173,3 +173,44 @@ def test_same_config_same_scores(tmp_path):
     assert [r.probe for r in runs[0].probe_results] == [r.probe for r in runs[1].probe_results]
     assert runs[0].metrics() == runs[1].metrics()
     assert list(tmp_path.glob("probes/*.json"))  # the second run read the cache
+
+
+class RecordingPolicy:
+    """A real policy that also records the segments it is given."""
+
+    def __init__(self, inner):
+        self.inner, self.seen = inner, []
+
+    def compact(self, segs):
+        self.seen.append(segs)
+        return self.inner.compact(segs)
+
+
+@pytest.mark.parametrize("replay", ["iterative", "independent"])
+def test_iterative_replay_compacts_the_previous_compacted_context(replay):
+    from benchmark.policy import AnchorIndex
+    from benchmark.policy.anchor_index import HEADING
+
+    config = validate(compose_config([*SMALL, f"compaction.replay={replay}"]))
+    parts = build_parts(config)
+    policy = RecordingPolicy(AnchorIndex())
+    result = run_job(config, Parts(policy, parts.answerer, parts.judge, parts.ledger))
+    assert len(policy.seen) == len(result.points) >= 2
+    later = policy.seen[1]
+    carries_index = any((m.content or "").startswith(HEADING) for m in later.region)
+    # Iterative: the second compaction sees the first one's index, not the raw history.
+    assert carries_index == (replay == "iterative")
+    assert all(m in result.points[0].context for m in later.head)
+
+
+def test_control_arm_is_the_same_under_both_replays():
+    contexts = [
+        [
+            p.context
+            for p in run_job(
+                validate(compose_config([*SMALL, "policy=none", f"compaction.replay={r}"]))
+            ).points
+        ]
+        for r in ("iterative", "independent")
+    ]
+    assert contexts[0] == contexts[1]
