@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import SMALL, compose_config, group_options
@@ -36,6 +37,9 @@ def scripted_llm(body: dict) -> str:
     from benchmark.judge.reference import ReferenceJudge
 
     prompt = " ".join(str(m.get("content", "")) for m in body["messages"])
+    if "data.region" in prompt:  # the LLM summarizer: every heading its system prompt asks for
+        asked = re.findall(r"^## (.+)$", body["messages"][0]["content"], re.M)
+        return "\n\n".join(f"## {h}\n- scripted" for h in asked)
     asked = sorted(c for c in ReferenceJudge.CRITERIA if c in prompt)
     if "verdict" in prompt:  # the 2/1/0 judge
         return json.dumps({"reasoning": "scripted", "verdict": "partial"})
@@ -59,6 +63,8 @@ def test_option_composes_and_runs(group, option, transcript_file, tmp_path, requ
         for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
             monkeypatch.setenv(var, "sk-test")
         overrides += [f"{group}.endpoint.base_url={stub.base_url}", "probe.per_type=2"]
+    if group == "summarizer" and option != "offline":
+        overrides.append("policy=regenerative")  # a policy that calls the summarizer
     if (group, option) == ("judge", "gpt4o_2_1_0"):
         overrides.append("rubric=recall_2_1_0")  # the verdict judge scores only correctness
     if (group, option) == ("transcript", "file"):

@@ -4,3 +4,7 @@ from benchmark.summarizer.base import Summarizer, SummaryRequest
 from benchmark.summarizer.extractive import ExtractiveSummarizer
 
 __all__ = ["ExtractiveSummarizer", "Summarizer", "SummaryRequest"]
+
+from benchmark.summarizer.llm import LLMSummarizer  # noqa: E402  (after the offline parts)
+
+__all__ += ["LLMSummarizer"]

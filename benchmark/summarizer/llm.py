@@ -1,0 +1,76 @@
+"""The LLM summarizer: any OpenAI-compatible model condenses the compacted region.
+
+It sends only what the :class:`~benchmark.summarizer.base.SummaryRequest`
+holds (the region and the policy's earlier summary), so region scoping holds
+for a remote model too. Unlike the answerer and the judge it has no failed
+result to fall back on: a policy cannot compact without a summary, so a call
+that fails after its retries raises and the pipeline reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from benchmark import tokens
+from benchmark.judge.llm import as_endpoint
+from benchmark.judge.prompts import render_context
+from benchmark.llm import Endpoint, LLMClient, LLMError, UsageLedger
+from benchmark.summarizer import prompts
+from benchmark.summarizer.base import SummaryRequest
+
+
+class LLMSummarizer:
+    """Sectioned summaries from an LLM; a missing key fails at construction.
+
+    ``max_region_tokens`` bounds the rendered region sent (the most recent
+    part is kept, as the newest work matters most to resuming). A reply that
+    is empty or has none of the requested headings is asked for again; a
+    reply longer than ``max_tokens`` is clipped to it, so the policy's
+    budget holds whatever the model does.
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint | Mapping[str, Any],
+        ledger: UsageLedger | None = None,
+        max_region_tokens: int = 100_000,
+    ) -> None:
+        if isinstance(max_region_tokens, bool) or not isinstance(max_region_tokens, int):
+            raise ValueError(f"max_region_tokens must be an integer, got {max_region_tokens!r}")
+        if max_region_tokens <= 0:
+            raise ValueError(f"max_region_tokens must be > 0, got {max_region_tokens}")
+        self.endpoint = as_endpoint(endpoint)
+        self.max_region_tokens = max_region_tokens
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.client = LLMClient(self.endpoint, role="summarizer", ledger=self.ledger)
+
+    def messages(self, request: SummaryRequest) -> list[dict[str, str]]:
+        """The exact chat messages sent for ``request``."""
+        region = render_context(request.region, self.max_region_tokens)
+        return prompts.messages(
+            region, request.sections, request.max_tokens, request.previous_summary
+        )
+
+    def summarize(self, request: SummaryRequest) -> str:
+        def parse(text: str) -> str:
+            return prompts.check_reply(text, request.sections)
+
+        try:
+            _, summary = self.client.complete(self.messages(request), parse=parse)
+        except LLMError as exc:
+            raise RuntimeError(
+                f"summarizer '{self.endpoint.name}' ({self.endpoint.model}) gave no usable "
+                f"summary, so the region cannot be compacted: {exc}"
+            ) from None
+        # ``parse`` was given, so ``summary`` is its (non-empty) result.
+        return tokens.truncate(summary or "", request.max_tokens)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(endpoint={self.endpoint.name!r}, "
+            f"max_region_tokens={self.max_region_tokens})"
+        )
