@@ -23,6 +23,7 @@ from benchmark.llm import UsageLedger, close_all
 from benchmark.policy.base import Policy
 from benchmark.probe.cache import load_or_generate
 from benchmark.probe.models import Probe
+from benchmark.probe.writer import LLMProbeWriter, build_writer
 from benchmark.results import JobResult, PointResult, ProbeResult
 from benchmark.rubric import Rubric, aggregate
 from benchmark.transcript.models import Message, Transcript
@@ -39,6 +40,7 @@ class Parts:
     answerer: Answerer
     judge: Judge
     ledger: UsageLedger
+    writer: LLMProbeWriter | None = None  # None: deterministic probe extraction
 
 
 def build_parts(config: BenchmarkConfig) -> Parts:
@@ -48,8 +50,9 @@ def build_parts(config: BenchmarkConfig) -> Parts:
     policy = build(config.policy, "policy", "compact", summarizer=summarizer, ledger=ledger)
     answerer = build(config.answerer, "answerer", "answer", ledger=ledger)
     judge = build(config.judge, "judge", "judge", ledger=ledger)
+    writer = build_writer(config.probe, ledger)
     check_rubric(config, judge)
-    return Parts(policy=policy, answerer=answerer, judge=judge, ledger=ledger)
+    return Parts(policy=policy, answerer=answerer, judge=judge, ledger=ledger, writer=writer)
 
 
 def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
@@ -61,7 +64,14 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
             previous: PointResult | None = None
             for point in find_points(transcript, config.compaction):
                 previous = run_point(
-                    config, transcript, point, parts.policy, parts.answerer, parts.judge, previous
+                    config,
+                    transcript,
+                    point,
+                    parts.policy,
+                    parts.answerer,
+                    parts.judge,
+                    previous,
+                    writer=parts.writer,
                 )
                 points.append(previous)
     finally:
@@ -71,7 +81,10 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
         transcripts=[t.id for t in transcripts],
         rubric=config.rubric,
         points=points,
-        usage=parts.ledger.metrics(),
+        usage={
+            **parts.ledger.metrics(),
+            **({"probes/dropped": parts.writer.dropped} if parts.writer else {}),
+        },
         judge_records=list(getattr(parts.judge, "records", [])),
     )
 
@@ -84,10 +97,11 @@ def run_point(
     answerer: Answerer,
     judge: Judge,
     previous: PointResult | None = None,
+    writer: LLMProbeWriter | None = None,
 ) -> PointResult:
     """One compaction point. With iterative replay and a ``previous`` point, the policy
     compacts the previous compacted context plus the messages since, not the raw prefix."""
-    probes = load_or_generate(transcript, point, config.probe, config.cache_path)
+    probes = load_or_generate(transcript, point, config.probe, config.cache_path, writer=writer)
     if previous is not None and config.compaction.replay == "iterative":
         live = [*previous.context, *transcript.messages[previous.point.end : point.end]]
         context = compact(policy, split_live(live, config.compaction))

@@ -37,6 +37,20 @@ def scripted_llm(body: dict) -> str:
     from benchmark.judge.reference import ReferenceJudge
 
     prompt = " ".join(str(m.get("content", "")) for m in body["messages"])
+    data = _data(body)
+    if "messages" in data:  # the probe writer: one probe quoting the first long region message
+        shown = next(m for m in data["messages"] if len(m["text"]) > 60)
+        quote = shown["text"][:60]
+        fact = {"kind": "detail", "text": quote[:30]}
+        probe = {
+            "type": "recall",
+            "question": "What happened early in this part?",
+            "gold_answer": quote,
+            "facts": [fact],
+            "evidence_quote": quote,
+            "message_index": shown["index"],
+        }
+        return json.dumps({"probes": [probe]})
     if "data.region" in prompt:  # the LLM summarizer: every heading its system prompt asks for
         asked = re.findall(r"^## (.+)$", body["messages"][0]["content"], re.M)
         return "\n\n".join(f"## {h}\n- scripted" for h in asked)
@@ -49,8 +63,25 @@ def scripted_llm(body: dict) -> str:
     return "NOT IN CONTEXT\nscripted guess"
 
 
+def _data(body: dict) -> dict:
+    try:
+        return json.loads(body["messages"][-1]["content"]).get("data", {})
+    except (ValueError, AttributeError):
+        return {}
+
+
+def endpoint_key(group: str, option: str) -> str | None:
+    """Where an option's LLM endpoint sits in the config, if it has one."""
+    node = compose_config([f"{group}={option}"])[group]
+    if "endpoint" in node:
+        return f"{group}.endpoint"
+    if node.get("writer") and "endpoint" in node.writer:
+        return f"{group}.writer.endpoint"
+    return None
+
+
 def uses_llm(group: str, option: str) -> bool:
-    return "endpoint" in compose_config([f"{group}={option}"])[group]
+    return endpoint_key(group, option) is not None
 
 
 @pytest.mark.parametrize(("group", "option"), CASES, ids=[f"{g}={o}" for g, o in CASES])
@@ -62,7 +93,8 @@ def test_option_composes_and_runs(group, option, transcript_file, tmp_path, requ
         stub.reply = scripted_llm
         for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
             monkeypatch.setenv(var, "sk-test")
-        overrides += [f"{group}.endpoint.base_url={stub.base_url}", "probe.per_type=2"]
+        overrides += [f"{endpoint_key(group, option)}.base_url={stub.base_url}"]
+        overrides += ["probe.per_type=2"] if group != "probe" else []
     if group == "summarizer" and option != "offline":
         overrides.append("policy=regenerative")  # a policy that calls the summarizer
     if (group, option) == ("judge", "gpt4o_2_1_0"):
@@ -81,7 +113,8 @@ def test_option_composes_and_runs(group, option, transcript_file, tmp_path, requ
         return
     result = run_job(config)
     if uses_llm(group, option):
-        assert result.metrics()[f"llm/{group}/calls"] > 0
+        role = "probe_writer" if group == "probe" else group
+        assert result.metrics()[f"llm/{role}/calls"] > 0
     scores = result.scores()
     assert scores.n > 0 and scores.overall is not None
     assert 0 <= scores.overall <= config.rubric.scale_max

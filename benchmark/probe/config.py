@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from benchmark.probe.models import PROBE_TYPES, ProbeType
@@ -15,6 +17,11 @@ class ProbeConfig(BaseModel):
     types: list[ProbeType] = Field(default_factory=lambda: list(PROBE_TYPES))
     per_type: int = Field(8, gt=0, description="max probes per type per compaction point")
     seed: int = Field(0, description="drives the stratified pick when candidates exceed per_type")
+    writer: dict[str, Any] | None = Field(
+        None,
+        description="None = the deterministic extractor; else a Hydra spec of an LLM probe "
+        "writer ({_target_: benchmark.probe.writer.LLMProbeWriter, endpoint: {...}})",
+    )
 
     @field_validator("types")
     @classmethod
@@ -25,3 +32,17 @@ class ProbeConfig(BaseModel):
         if dupes:
             raise ValueError(f"probe.types lists {', '.join(dupes)} more than once")
         return types
+
+    @field_validator("writer")
+    @classmethod
+    def _writer(cls, writer: dict[str, Any] | None) -> dict[str, Any] | None:
+        if writer is not None and not isinstance(writer.get("_target_"), str):
+            raise ValueError("probe.writer needs a '_target_' (e.g. an LLMProbeWriter)")
+        return writer
+
+    def key_data(self) -> dict[str, Any]:
+        """The settings that key cached probes; without a writer, exactly the original three."""
+        data = self.model_dump(mode="json")
+        if self.writer is None:
+            data.pop("writer")
+        return data
