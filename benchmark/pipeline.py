@@ -6,16 +6,13 @@ answerer (compacted context only) -> judge (blind) -> rubric roll-up.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from dataclasses import dataclass
 from typing import Any
 
-from hydra.errors import InstantiationException
-from hydra.utils import get_object, instantiate
-
 from benchmark.answerer.base import Answer, Answerer, AnswerRequest
 from benchmark.compaction import CompactionPoint, Segments, find_points, segments, split_live
+from benchmark.components import instantiate_target
 from benchmark.config import BenchmarkConfig, ComponentConfig
 from benchmark.errors import UserError
 from benchmark.judge.base import Judge, JudgeRequest, Judgment
@@ -160,33 +157,12 @@ def evaluate(
 
 
 def build(component: ComponentConfig, group: str, method: str, **inject: Any) -> Any:
-    """Instantiate a config group's ``_target_``; errors name the group and key.
-
-    ``inject`` offers shared objects (the summarizer, the usage ledger); each
-    is passed only to targets whose signature takes a parameter of that name.
-    """
+    """Instantiate a config group's ``_target_``; errors name the group and option."""
     spec = {"_target_": component.target, **component.kwargs}
-    try:
-        accepted = _accepted(component.target, inject)
-        obj = instantiate(spec, _convert_="all", **accepted)
-    except InstantiationException as exc:
-        cause = exc.__cause__
-        if isinstance(cause, UserError):
-            raise cause from None  # already names what is wrong (e.g. a missing key)
-        detail = f"{type(cause).__name__}: {cause}" if cause else str(exc).splitlines()[0]
-        raise UserError(f"{group} '{component.name}' ({component.target}): {detail}") from None
+    obj = instantiate_target(f"{group} '{component.name}'", spec, **inject)
     if not callable(getattr(obj, method, None)):
         raise UserError(f"{group}._target_ {component.target} has no '{method}' method")
     return obj
-
-
-def _accepted(target: str, offered: dict[str, Any]) -> dict[str, Any]:
-    try:
-        params = inspect.signature(get_object(target)).parameters
-    except (ImportError, ValueError, TypeError):
-        return {}  # instantiate reports an unimportable target itself
-    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
-    return {k: v for k, v in offered.items() if takes_any or k in params}
 
 
 def check_rubric(config: BenchmarkConfig, judge: Judge) -> None:

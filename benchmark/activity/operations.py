@@ -20,15 +20,37 @@ OpKind = Literal["write", "edit", "read", "delete", "touch"]
 
 WRITE_TOOLS = frozenset(
     {
-        "write_file", "create_file", "write", "create", "write_to_file", "writefile",
-        "save_file", "new_file", "create_new_file", "file_write",
+        "write_file",
+        "create_file",
+        "write",
+        "create",
+        "write_to_file",
+        "writefile",
+        "save_file",
+        "new_file",
+        "create_new_file",
+        "file_write",
     }
 )
 EDIT_TOOLS = frozenset(
     {
-        "edit_file", "edit", "multiedit", "multi_edit", "str_replace", "replace",
-        "replace_in_file", "search_replace", "search_and_replace", "insert", "modify_file",
-        "update_file", "append_file", "append_to_file", "patch_file", "edit_code", "file_edit",
+        "edit_file",
+        "edit",
+        "multiedit",
+        "multi_edit",
+        "str_replace",
+        "replace",
+        "replace_in_file",
+        "search_replace",
+        "search_and_replace",
+        "insert",
+        "modify_file",
+        "update_file",
+        "append_file",
+        "append_to_file",
+        "patch_file",
+        "edit_code",
+        "file_edit",
     }
 )
 EDITOR_TOOLS = frozenset(
@@ -36,23 +58,69 @@ EDITOR_TOOLS = frozenset(
 )
 READ_TOOLS = frozenset(
     {
-        "read_file", "read", "view", "open", "cat", "view_file", "open_file", "get_file",
-        "read_files", "read_many_files", "show_file", "file_read", "readfile",
+        "read_file",
+        "read",
+        "view",
+        "open",
+        "cat",
+        "view_file",
+        "open_file",
+        "get_file",
+        "read_files",
+        "read_many_files",
+        "show_file",
+        "file_read",
+        "readfile",
     }
 )
 PATCH_TOOLS = frozenset({"apply_patch", "patch", "applypatch", "apply_diff"})
 SEARCH_TOOLS = frozenset(
     {
-        "grep", "search", "glob", "find", "find_file", "search_dir", "search_file", "ls",
-        "list_dir", "list_directory", "list_files", "codebase_search", "file_search", "goto",
-        "scroll_up", "scroll_down", "filemap",
+        "grep",
+        "search",
+        "glob",
+        "find",
+        "find_file",
+        "search_dir",
+        "search_file",
+        "ls",
+        "list_dir",
+        "list_directory",
+        "list_files",
+        "codebase_search",
+        "file_search",
+        "goto",
+        "scroll_up",
+        "scroll_down",
+        "filemap",
     }
 )
-PATH_KEYS = ("path", "file_path", "filename", "file", "filepath", "target_file",
-             "absolute_path", "notebook_path", "paths", "files")
+PATH_KEYS = (
+    "path",
+    "file_path",
+    "filename",
+    "file",
+    "filepath",
+    "target_file",
+    "absolute_path",
+    "notebook_path",
+    "paths",
+    "files",
+)
 OLD_KEYS = ("old_str", "old_string", "search", "old", "old_text", "find")
-NEW_KEYS = ("new_str", "new_string", "replace", "new", "new_text", "replacement",
-            "insert_text", "text", "content", "file_text", "contents")
+NEW_KEYS = (
+    "new_str",
+    "new_string",
+    "replace",
+    "new",
+    "new_text",
+    "replacement",
+    "insert_text",
+    "text",
+    "content",
+    "file_text",
+    "contents",
+)
 PATCH_KEYS = ("input", "patch", "diff", "_raw", "content")
 
 _FAILED = re.compile(
@@ -103,7 +171,13 @@ def file_ops(actions: list[Action], texts: dict[int, str]) -> list[FileOp]:
             text_index, spelling = spelled
             ops.append(
                 FileOp(
-                    kind, spelling, text_index, action.index, added, removed, failed,
+                    kind,
+                    spelling,
+                    text_index,
+                    action.index,
+                    added,
+                    removed,
+                    failed,
                     action.result_index,
                 )
             )
@@ -134,7 +208,10 @@ def _raw_ops(action: Action, current: str | None) -> list[tuple[OpKind, str, str
     if tool in EDITOR_TOOLS:
         sub = str(args.get("command", ""))
         kind: OpKind | None = {
-            "create": "write", "str_replace": "edit", "insert": "edit", "view": "read",
+            "create": "write",
+            "str_replace": "edit",
+            "insert": "edit",
+            "view": "read",
             "undo_edit": "edit",
         }.get(sub)
         if kind is None:
@@ -255,9 +332,36 @@ def _failed(action: Action, kind: OpKind) -> bool:
 
 _INSPECT_PROGRAMS = frozenset(
     {
-        "cat", "head", "tail", "less", "more", "nl", "wc", "grep", "egrep", "rg", "ag", "ack",
-        "find", "ls", "tree", "file", "stat", "bat", "awk", "diff", "cd", "pwd", "echo",
-        "which", "type", "du", "jq", "find_file", "search_dir", "search_file",
+        "cat",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "nl",
+        "wc",
+        "grep",
+        "egrep",
+        "rg",
+        "ag",
+        "ack",
+        "find",
+        "ls",
+        "tree",
+        "file",
+        "stat",
+        "bat",
+        "awk",
+        "diff",
+        "cd",
+        "pwd",
+        "echo",
+        "which",
+        "type",
+        "du",
+        "jq",
+        "find_file",
+        "search_dir",
+        "search_file",
     }
 )
 _GIT_INSPECT = frozenset({"diff", "show", "log", "status", "blame", "grep"})
@@ -295,7 +399,8 @@ class PathKeys:
         # An absolute path ending in a relative one is that file seen from the working
         # directory; two relative paths (``a.txt``, ``docs/a.txt``) are different files.
         matches = [
-            k for k in keys
+            k
+            for k in keys
             if (k.startswith("/") and not path.startswith("/") and k.endswith("/" + path))
             or (path.startswith("/") and not k.startswith("/") and path.endswith("/" + k))
         ]
@@ -304,3 +409,28 @@ class PathKeys:
             keys.append(path)
         self.known[path] = key
         return key
+
+
+# What a file operation means for the file, as indexes and summaries name it.
+STATUS: dict[str, str] = {
+    "write": "created",
+    "touch": "created",
+    "edit": "modified",
+    "read": "read",
+}
+STATUSES: tuple[str, ...] = ("created", "modified", "read")
+
+
+def file_statuses(ops: list[FileOp]) -> dict[str, list[str]]:
+    """Each file (first-seen spelling) -> created / modified / read, in that order.
+
+    Spellings of one file (``x.py``, ``/repo/x.py``) count as one; failed
+    operations (an edit the tool rejected) do not count.
+    """
+    keys = PathKeys()
+    found: dict[str, tuple[str, set[str]]] = {}
+    for op in ops:
+        status = STATUS.get(op.kind)
+        if status and not op.failed:
+            found.setdefault(keys.key(op.path), (op.path, set()))[1].add(status)
+    return {path: [s for s in STATUSES if s in done] for path, done in found.values()}

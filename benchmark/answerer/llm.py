@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchmark.answerer.base import Answer, AnswerRequest
-from benchmark.judge.llm import as_endpoint
 from benchmark.judge.prompts import answerer_messages, render_context
-from benchmark.llm import Endpoint, LLMClient, LLMError, UsageLedger
+from benchmark.llm import Endpoint, LLMError, UsageLedger
+from benchmark.llm.stage import connect, token_budget
 
 
 class LLMAnswerer:
@@ -24,14 +24,9 @@ class LLMAnswerer:
         max_context_tokens: int = 60000,
         ledger: UsageLedger | None = None,
     ) -> None:
-        if isinstance(max_context_tokens, bool) or not isinstance(max_context_tokens, int):
-            raise ValueError(f"max_context_tokens must be an integer, got {max_context_tokens!r}")
-        if max_context_tokens <= 0:
-            raise ValueError(f"max_context_tokens must be > 0, got {max_context_tokens}")
-        self.endpoint = as_endpoint(endpoint)
+        token_budget("max_context_tokens", max_context_tokens)
+        self.endpoint, self.ledger, self.client = connect(endpoint, "answerer", ledger)
         self.max_context_tokens = max_context_tokens
-        self.ledger = ledger if ledger is not None else UsageLedger()
-        self.client = LLMClient(self.endpoint, role="answerer", ledger=self.ledger)
 
     def messages(self, request: AnswerRequest) -> list[dict[str, str]]:
         """The exact chat messages sent for ``request``."""

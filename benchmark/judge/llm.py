@@ -22,22 +22,14 @@ from typing import Any, Literal
 
 from benchmark.judge import prompts
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
-from benchmark.llm import Endpoint, LLMClient, LLMError, UsageLedger
+from benchmark.llm import Endpoint, LLMError, UsageLedger
+from benchmark.llm.stage import connect, token_budget
 
 JudgeMode = Literal["rubric", "2_1_0"]
 VERDICT_CRITERION = "recall_correctness"
 VERDICTS: dict[str, int] = {"correct": 2, "partial": 1, "wrong": 0}
 
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.S | re.I)
-
-
-def as_endpoint(endpoint: Endpoint | Mapping[str, Any]) -> Endpoint:
-    """An ``Endpoint`` from config; a dict without ``name`` is named after its model."""
-    if isinstance(endpoint, Endpoint):
-        return endpoint
-    data = dict(endpoint)
-    data.setdefault("name", data.get("model", ""))
-    return Endpoint.model_validate(data)
 
 
 def extract_json(text: str) -> Any:
@@ -166,15 +158,10 @@ class LLMJudge:
             mode = "2_1_0"  # YAML and Hydra overrides read an unquoted 2_1_0 as the int 210
         if mode not in ("rubric", "2_1_0"):
             raise ValueError(f"judge mode must be 'rubric' or '2_1_0', got {mode!r}")
-        if isinstance(max_context_tokens, bool) or not isinstance(max_context_tokens, int):
-            raise ValueError(f"max_context_tokens must be an integer, got {max_context_tokens!r}")
-        if max_context_tokens <= 0:
-            raise ValueError(f"max_context_tokens must be > 0, got {max_context_tokens}")
-        self.endpoint = as_endpoint(endpoint)
+        token_budget("max_context_tokens", max_context_tokens)
+        self.endpoint, self.ledger, self.client = connect(endpoint, "judge", ledger)
         self.mode: JudgeMode = mode
         self.max_context_tokens = max_context_tokens
-        self.ledger = ledger if ledger is not None else UsageLedger()
-        self.client = LLMClient(self.endpoint, role="judge", ledger=self.ledger)
         if mode == "2_1_0":
             self.CRITERIA = frozenset({VERDICT_CRITERION})
         self.records: list[dict[str, Any]] = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmark import activity, identifiers, tokens
-from benchmark.activity.operations import PathKeys
+from benchmark.activity.operations import file_statuses
 from benchmark.compaction import Segments
 from benchmark.policy.truncate import check_int, tool_spans
 from benchmark.transcript.models import Message
@@ -38,9 +38,6 @@ SECTIONS: dict[str, str] = {
     "url": "URLs",
 }
 
-OPERATIONS: tuple[str, ...] = ("created", "modified", "read")
-# benchmark.activity's operation kinds, as the index names them.
-_OPERATION = {"write": "created", "touch": "created", "edit": "modified", "read": "read"}
 _PIN_SPLIT = re.compile(r"==|>=|<=|~=|@")
 # Minimum budget: the heading plus a line or two must fit.
 MIN_TOKENS = 64
@@ -50,17 +47,12 @@ def file_operations(messages: list[Message]) -> dict[str, list[str]]:
     """Paths that actions in ``messages`` created, modified or read, in first-seen order.
 
     Uses :mod:`benchmark.activity`, the same reading of tool calls, shell
-    commands and text command blocks that probe extraction uses. Failed
-    operations (an edit the tool rejected) do not count.
+    commands and text command blocks that probe extraction uses.
     """
     texts = {i: m.render() for i, m in enumerate(messages)}
-    keys = PathKeys()  # one entry per file, however its path is spelled
-    found: dict[str, set[str]] = {}
-    for op in activity.file_ops(activity.extract(messages, texts, 0, len(messages)), texts):
-        kind = _OPERATION.get(op.kind)
-        if kind and not op.failed:
-            found.setdefault(keys.key(op.path), set()).add(kind)
-    return {path: [op for op in OPERATIONS if op in ops] for path, ops in found.items()}
+    return file_statuses(
+        activity.file_ops(activity.extract(messages, texts, 0, len(messages)), texts)
+    )
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -217,6 +209,5 @@ class AnchorIndex:
 
     def __repr__(self) -> str:
         return (
-            f"{type(self).__name__}(max_tokens={self.max_tokens}, "
-            f"max_per_kind={self.max_per_kind})"
+            f"{type(self).__name__}(max_tokens={self.max_tokens}, max_per_kind={self.max_per_kind})"
         )

@@ -59,7 +59,7 @@ def generate_probes(
         chosen = select(candidates, config.per_type, view, rng)
         chosen.sort(key=lambda c: (c.anchor, c.question))
         for n, candidate in enumerate(chosen):
-            probes.append(_probe(transcript, point, view, candidate, n))
+            probes.append(to_probe(transcript, point, view, candidate, n))
     return probes
 
 
@@ -121,7 +121,7 @@ def _question_key(question: str) -> str:
     return " ".join(question.lower().split())
 
 
-def _probe(
+def to_probe(
     transcript: Transcript, point: CompactionPoint, view: View, c: Candidate, n: int
 ) -> Probe:
     return Probe(

@@ -16,17 +16,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from hydra.errors import InstantiationException
-from hydra.utils import instantiate
-
 from benchmark.compaction import CompactionPoint
+from benchmark.components import instantiate_target
 from benchmark.errors import UserError
-from benchmark.judge.llm import as_endpoint, extract_json
-from benchmark.llm import Endpoint, LLMClient, UsageLedger
+from benchmark.judge.llm import extract_json
+from benchmark.llm import Endpoint, UsageLedger
+from benchmark.llm.stage import connect, token_budget
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.config import ProbeConfig
-from benchmark.probe.extract import position
-from benchmark.probe.models import PROBE_TYPES, Evidence, Fact, FactKind, Gold, Probe, ProbeType
+from benchmark.probe.extract import to_probe
+from benchmark.probe.models import PROBE_TYPES, Evidence, Fact, FactKind, Probe, ProbeType
 from benchmark.probe.text import quote_around
 from benchmark.probe.writer_prompts import (
     PROMPT_VERSION,
@@ -185,14 +184,9 @@ class LLMProbeWriter:
         ledger: UsageLedger | None = None,
         max_region_tokens: int = 60000,
     ) -> None:
-        if isinstance(max_region_tokens, bool) or not isinstance(max_region_tokens, int):
-            raise ValueError(f"max_region_tokens must be an integer, got {max_region_tokens!r}")
-        if max_region_tokens <= 0:
-            raise ValueError(f"max_region_tokens must be > 0, got {max_region_tokens}")
-        self.endpoint = as_endpoint(endpoint)
-        self.ledger = ledger if ledger is not None else UsageLedger()
+        token_budget("max_region_tokens", max_region_tokens)
+        self.endpoint, self.ledger, self.client = connect(endpoint, ROLE, ledger)
         self.max_region_tokens = max_region_tokens
-        self.client = LLMClient(self.endpoint, role=ROLE, ledger=self.ledger)
         self.dropped = 0
         self.records: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -265,19 +259,7 @@ def write_probes(
         chosen = sorted(
             (c for c in result.candidates if c.type == ptype), key=lambda c: (c.anchor, c.question)
         )
-        for n, c in enumerate(chosen):
-            probes.append(
-                Probe(
-                    id=f"{transcript.id}/p{point.ordinal}/{c.type}/{n}",
-                    type=c.type,
-                    question=c.question,
-                    gold=Gold(answer=c.answer, facts=list(c.facts)),
-                    evidence=list(c.evidence),
-                    transcript_id=transcript.id,
-                    point=point.ordinal,
-                    position=position(view, c.anchor),
-                )
-            )
+        probes.extend(to_probe(transcript, point, view, c, n) for n, c in enumerate(chosen))
     return probes, result
 
 
@@ -285,14 +267,7 @@ def build_writer(config: ProbeConfig, ledger: UsageLedger | None = None) -> LLMP
     """The writer ``probe.writer`` describes (``None`` = the deterministic extractor)."""
     if config.writer is None:
         return None
-    try:
-        writer = instantiate(dict(config.writer), _convert_="all", ledger=ledger)
-    except InstantiationException as exc:
-        cause = exc.__cause__
-        if isinstance(cause, UserError):
-            raise cause from None  # names what is wrong already (e.g. a missing key)
-        detail = f"{type(cause).__name__}: {cause}" if cause else str(exc).splitlines()[0]
-        raise UserError(f"probe.writer ({config.writer['_target_']}): {detail}") from None
+    writer = instantiate_target("probe.writer", dict(config.writer), ledger=ledger)
     if not callable(getattr(writer, "write", None)) or not callable(getattr(writer, "spec", None)):
         raise UserError(f"probe.writer._target_ {config.writer['_target_']} is not a probe writer")
     return writer

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchmark import tokens
-from benchmark.judge.llm import as_endpoint
 from benchmark.judge.prompts import render_context
-from benchmark.llm import Endpoint, LLMClient, LLMError, UsageLedger
+from benchmark.llm import Endpoint, LLMError, UsageLedger
+from benchmark.llm.stage import connect, token_budget
 from benchmark.summarizer import prompts
 from benchmark.summarizer.base import SummaryRequest
 
@@ -36,14 +36,9 @@ class LLMSummarizer:
         ledger: UsageLedger | None = None,
         max_region_tokens: int = 100_000,
     ) -> None:
-        if isinstance(max_region_tokens, bool) or not isinstance(max_region_tokens, int):
-            raise ValueError(f"max_region_tokens must be an integer, got {max_region_tokens!r}")
-        if max_region_tokens <= 0:
-            raise ValueError(f"max_region_tokens must be > 0, got {max_region_tokens}")
-        self.endpoint = as_endpoint(endpoint)
+        token_budget("max_region_tokens", max_region_tokens)
+        self.endpoint, self.ledger, self.client = connect(endpoint, "summarizer", ledger)
         self.max_region_tokens = max_region_tokens
-        self.ledger = ledger if ledger is not None else UsageLedger()
-        self.client = LLMClient(self.endpoint, role="summarizer", ledger=self.ledger)
 
     def messages(self, request: SummaryRequest) -> list[dict[str, str]]:
         """The exact chat messages sent for ``request``."""

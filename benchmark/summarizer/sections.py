@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from benchmark import activity, identifiers
-from benchmark.activity.operations import PathKeys
+from benchmark.activity.operations import file_statuses
 from benchmark.transcript.models import Message
 
 # First match wins: "All user messages" is about users before anything else, "Open work"
@@ -39,8 +39,6 @@ MAX_COMMAND_CHARS = 200
 MAX_PER_KIND = 40
 CURRENT_STATEMENTS = 3  # identifiers per kind in the concepts section
 
-_OPERATION = {"write": "created", "touch": "created", "edit": "modified", "read": "read"}
-_OPERATIONS = ("created", "modified", "read")
 _CHECK = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\[([ xX])\][ \t]+(\S[^\n]*?)[ \t]*$", re.M)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")
 _FENCE = re.compile(r"```[^\n]*\n.*?(?:```|\Z)", re.S)
@@ -139,17 +137,8 @@ def intent(region: Region) -> list[str]:
 
 def files(region: Region) -> list[str]:
     """Paths created, modified or read by an action, first seen first, with their operations."""
-    keys = PathKeys()
-    found: dict[str, tuple[str, set[str]]] = {}
-    for op in activity.file_ops(region.actions, region.texts):
-        kind = _OPERATION.get(op.kind)
-        if kind and not op.failed:
-            key = keys.key(op.path)
-            found.setdefault(key, (op.path, set()))[1].add(kind)
-    return [
-        f"{path} ({', '.join(o for o in _OPERATIONS if o in done)})"
-        for path, done in found.values()
-    ]
+    statuses = file_statuses(activity.file_ops(region.actions, region.texts))
+    return [f"{path} ({', '.join(done)})" for path, done in statuses.items()]
 
 
 def errors(region: Region) -> list[str]:
