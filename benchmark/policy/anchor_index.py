@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmark import activity, identifiers, tokens
-from benchmark.activity.operations import file_statuses
+from benchmark.activity.files import file_statuses
 from benchmark.compaction import Segments
 from benchmark.policy.truncate import check_int, tool_spans
 from benchmark.transcript.models import Message

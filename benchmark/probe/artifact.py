@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from benchmark import identifiers
-from benchmark.activity.operations import FileOp, PathKeys
+from benchmark.activity.files import PathKeys
+from benchmark.activity.operations import FileOp
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Evidence, Fact
 from benchmark.probe.text import fact_kind

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from benchmark import activity, identifiers
-from benchmark.activity.operations import file_statuses
+from benchmark.activity.files import file_statuses
 from benchmark.transcript.models import Message
 
 # First match wins: "All user messages" is about users before anything else, "Open work"
