@@ -214,3 +214,26 @@ def test_control_arm_is_the_same_under_both_replays():
         for r in ("iterative", "independent")
     ]
     assert contexts[0] == contexts[1]
+
+
+def test_anchored_iterative_merges_under_iterative_replay():
+    """At a later point the policy sees its own summary first and sends only the new span."""
+    from benchmark.policy import AnchoredIterative
+    from benchmark.summarizer import ExtractiveSummarizer
+
+    class Spy(ExtractiveSummarizer):
+        requests: list = []
+
+        def summarize(self, request):
+            self.requests.append(request)
+            return super().summarize(request)
+
+    config = validate(compose_config(SMALL))
+    spy = Spy()
+    parts = build_parts(config)
+    policy = AnchoredIterative(summarizer=spy)
+    result = run_job(config, Parts(policy, parts.answerer, parts.judge, parts.ledger))
+    assert len(result.points) >= 2 and len(spy.requests) == len(result.points)
+    later = spy.requests[1]
+    assert later.previous_summary is not None  # merged into, not started afresh
+    assert not any(later.previous_summary in (m.content or "") for m in later.region)

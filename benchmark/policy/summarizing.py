@@ -125,6 +125,8 @@ class AnchoredIterative:
     instance summarized last time (a later compaction point of the same
     session: regions grow from the same start), only the newly dropped span
     is sent, with the stored summary as ``previous_summary`` to merge into.
+    Under iterative replay the region instead opens with this instance's own
+    last summary message; then the rest of the region is the new span.
     Otherwise (another session, or points out of order) it starts afresh.
     Points of one session must therefore be compacted in order on one
     instance for the iterative behaviour; each call's output is still
@@ -144,6 +146,17 @@ class AnchoredIterative:
         if not dropped:
             return messages
         gone = [messages[i] for i in dropped]
+        if self._summary is not None and gone[0] == summary_message(self._summary):
+            # Iterative replay: the region opens with this instance's own summary.
+            text = (
+                summarize(
+                    self.summarizer, gone[1:], ANCHORED_SECTIONS, self.summary_tokens, self._summary
+                )
+                if len(gone) > 1
+                else self._summary
+            )
+            self._summarized, self._summary = gone, text
+            return splice(messages, dropped, [summary_message(text)])
         known = len(self._summarized)
         continues = self._summary is not None and known and gone[:known] == self._summarized
         if continues and known == len(gone):
@@ -151,9 +164,7 @@ class AnchoredIterative:
         else:
             previous = self._summary if continues else None
             new = gone[known:] if continues else gone
-            text = summarize(
-                self.summarizer, new, ANCHORED_SECTIONS, self.summary_tokens, previous
-            )
+            text = summarize(self.summarizer, new, ANCHORED_SECTIONS, self.summary_tokens, previous)
         self._summarized, self._summary = gone, text
         return splice(messages, dropped, [summary_message(text)])
 
