@@ -60,6 +60,9 @@ class TrackingConfig(BaseModel):
     store_dir: str = "mlruns"
     experiment: str = Field("compaction-benchmark", min_length=1)
     run_name: str | None = None
+    trace_llm: bool = Field(
+        True, description="log every LLM call as an MLflow trace linked to the run"
+    )
 
 
 class BenchmarkConfig(BaseModel):

@@ -42,7 +42,7 @@ class Parts:
 
 def build_parts(config: BenchmarkConfig) -> Parts:
     """Build every part before any work, so a missing key or bad option fails at once."""
-    ledger = UsageLedger()
+    ledger = UsageLedger(keep_calls=config.tracking.enabled and config.tracking.trace_llm)
     summarizer = build(config.summarizer, "summarizer", "summarize", ledger=ledger)
     policy = build(config.policy, "policy", "compact", summarizer=summarizer, ledger=ledger)
     answerer = build(config.answerer, "answerer", "answer", ledger=ledger)
@@ -83,6 +83,7 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
             **({"probes/dropped": parts.writer.dropped} if parts.writer else {}),
         },
         judge_records=list(getattr(parts.judge, "records", [])),
+        calls=parts.ledger.calls(),
     )
 
 

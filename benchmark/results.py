@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 from benchmark.answerer.base import Answer
 from benchmark.compaction import CompactionPoint
 from benchmark.judge.base import Judgment
+from benchmark.llm.usage import CallRecord
 from benchmark.probe.models import PROBE_TYPES, Probe
 from benchmark.rubric import Rubric, Scores, aggregate
 from benchmark.transcript.models import Message
@@ -42,6 +43,9 @@ class JobResult(BaseModel):
     usage: dict[str, float] = Field(default_factory=dict, description="LLM tokens and cost")
     judge_records: list[dict] = Field(
         default_factory=list, description="an LLM judge's input and raw output per judgment"
+    )
+    calls: list[CallRecord] = Field(
+        default_factory=list, description="every LLM call, when the ledger kept them (traces)"
     )
 
     @property

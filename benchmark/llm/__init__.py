@@ -2,6 +2,15 @@
 
 from benchmark.llm.client import Completion, LLMClient, LLMError, close_all
 from benchmark.llm.endpoint import Endpoint
-from benchmark.llm.usage import Usage, UsageLedger
+from benchmark.llm.usage import CallRecord, Usage, UsageLedger
 
-__all__ = ["Completion", "Endpoint", "LLMClient", "LLMError", "Usage", "UsageLedger", "close_all"]
+__all__ = [
+    "CallRecord",
+    "Completion",
+    "Endpoint",
+    "LLMClient",
+    "LLMError",
+    "Usage",
+    "UsageLedger",
+    "close_all",
+]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -20,7 +21,7 @@ import openai
 from pydantic import BaseModel
 
 from benchmark.llm.endpoint import Endpoint, StructuredOutput
-from benchmark.llm.usage import Usage, UsageLedger
+from benchmark.llm.usage import CallRecord, Usage, UsageLedger
 
 T = TypeVar("T")
 _FORMATS: tuple[StructuredOutput, ...] = ("json_schema", "json_object", "none")
@@ -124,59 +125,74 @@ class LLMClient:
         client = await self._sdk()
         while True:
             fmt = self._format if schema is not None else "none"
-            kwargs: dict[str, Any] = {}
+            body: dict[str, Any] = {
+                "model": self.endpoint.model,
+                "messages": messages,
+                "temperature": self.endpoint.temperature,
+                "max_tokens": self.endpoint.max_tokens,
+            }
             if fmt == "json_schema":
-                kwargs["response_format"] = {
+                body["response_format"] = {
                     "type": "json_schema",
                     "json_schema": {"name": "reply", "schema": schema, "strict": False},
                 }
             elif fmt == "json_object":
-                kwargs["response_format"] = {"type": "json_object"}
+                body["response_format"] = {"type": "json_object"}
+            start = time.time_ns()
             try:
-                reply = await client.chat.completions.create(
-                    model=self.endpoint.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    temperature=self.endpoint.temperature,
-                    max_tokens=self.endpoint.max_tokens,
-                    **kwargs,
-                )
+                reply = await client.chat.completions.create(**body)
             except openai.BadRequestError as exc:
                 if fmt != "none" and "response_format" in str(exc):
                     self._format = _FORMATS[_FORMATS.index(fmt) + 1]
                     continue
-                raise self._failed(exc) from None
+                raise self._failed("chat.completions", body, start, exc) from None
             except (openai.APIError, ValueError) as exc:
-                raise self._failed(exc) from None
-            return self._completion(reply, fmt)
+                raise self._failed("chat.completions", body, start, exc) from None
+            choices = getattr(reply, "choices", None)
+            if not choices:
+                raise self._failed(
+                    "chat.completions", body, start, ValueError("reply has no choices")
+                )
+            text = choices[0].message.content or ""
+            usage = getattr(reply, "usage", None)
+            tokens_in = getattr(usage, "prompt_tokens", 0) or 0
+            tokens_out = getattr(usage, "completion_tokens", 0) or 0
+            self._record("chat.completions", body, start, text, tokens_in, tokens_out)
+            return Completion(
+                text=text, input_tokens=tokens_in, output_tokens=tokens_out, response_format=fmt
+            )
 
-    def _completion(self, reply: Any, fmt: StructuredOutput) -> Completion:
-        choices = getattr(reply, "choices", None)
-        if not choices:
-            raise self._failed(ValueError("reply has no choices"))
-        usage = getattr(reply, "usage", None)
-        tokens_in = getattr(usage, "prompt_tokens", 0) or 0
-        tokens_out = getattr(usage, "completion_tokens", 0) or 0
-        self.ledger.record(
-            self.role,
-            Usage(
-                calls=1,
-                input_tokens=tokens_in,
-                output_tokens=tokens_out,
-                cost_usd=self.endpoint.cost(tokens_in, tokens_out),
-            ),
-        )
-        return Completion(
-            text=choices[0].message.content or "",
-            input_tokens=tokens_in,
-            output_tokens=tokens_out,
-            response_format=fmt,
+    def _record(
+        self,
+        api: str,
+        body: dict[str, Any],
+        start_ns: int,
+        reply: str | None,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        error: str | None = None,
+    ) -> None:
+        self.ledger.record_call(
+            CallRecord(
+                role=self.role,
+                endpoint=self.endpoint.name,
+                model=self.endpoint.model,
+                api=api,
+                request=body,
+                reply=reply,
+                error=error,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cost_usd=self.endpoint.cost(input_tokens, output_tokens),
+                start_ns=start_ns,
+                end_ns=time.time_ns(),
+            )
         )
 
-    def _failed(self, exc: Exception) -> LLMError:
-        self.ledger.record(self.role, Usage(calls=1, failures=1))
-        return LLMError(
-            f"{self.role} call to {self.endpoint.name} failed: {type(exc).__name__}: {exc}"
-        )
+    def _failed(self, api: str, body: dict[str, Any], start_ns: int, exc: Exception) -> LLMError:
+        error = f"{self.role} call to {self.endpoint.name} failed: {type(exc).__name__}: {exc}"
+        self._record(api, body, start_ns, None, error=error)
+        return LLMError(error)
 
     def close(self) -> None:
         if self._client is not None:

@@ -1,10 +1,16 @@
-"""Token and dollar accounting per role (summarizer, answerer, judge, probe writer)."""
+"""Token and dollar accounting per role (summarizer, answerer, judge, probe writer).
+
+The ledger can also keep every call (:class:`CallRecord`) so tracking can
+turn them into MLflow traces after the job; it is off unless asked for,
+because a long sweep's prompts add up.
+"""
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class Usage(BaseModel):
@@ -22,16 +28,53 @@ class Usage(BaseModel):
         self.cost_usd += other.cost_usd
 
 
+class CallRecord(BaseModel):
+    """One request to an endpoint as sent and as answered (never the key)."""
+
+    role: str
+    endpoint: str
+    model: str
+    api: str = Field(description="chat.completions, responses or responses.compact")
+    request: dict[str, Any] = Field(description="the request body minus transport settings")
+    reply: str | None = None
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    start_ns: int
+    end_ns: int
+
+
 class UsageLedger:
     """Thread-safe running totals per role; ``metrics()`` flattens them for tracking."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_calls: bool = False) -> None:
         self._lock = threading.Lock()
         self._roles: dict[str, Usage] = {}
+        self.keep_calls = keep_calls
+        self._calls: list[CallRecord] = []
 
     def record(self, role: str, usage: Usage) -> None:
         with self._lock:
             self._roles.setdefault(role, Usage()).add(usage)
+
+    def record_call(self, call: CallRecord) -> None:
+        """Count ``call`` (a failure when it has an error) and keep it if asked to."""
+        usage = Usage(
+            calls=1,
+            failures=int(call.error is not None),
+            input_tokens=call.input_tokens,
+            output_tokens=call.output_tokens,
+            cost_usd=call.cost_usd,
+        )
+        with self._lock:
+            self._roles.setdefault(call.role, Usage()).add(usage)
+            if self.keep_calls:
+                self._calls.append(call)
+
+    def calls(self) -> list[CallRecord]:
+        with self._lock:
+            return list(self._calls)
 
     def roles(self) -> dict[str, Usage]:
         with self._lock:

@@ -17,6 +17,7 @@ from typing import Any
 from benchmark.config import BenchmarkConfig
 from benchmark.results import JobResult
 from benchmark.tracking.artifacts import write_artifacts
+from benchmark.tracking.traces import log_traces
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,8 @@ def log_job(
             if scorecard:
                 (Path(tmp) / "scorecard.txt").write_text(scorecard)
             mlflow.log_artifacts(tmp)
+        if config.tracking.trace_llm and result.calls:
+            log_traces(result.calls, experiment_id, name=f"{run.info.run_name}: llm calls")
         return run.info.run_id
 
 
