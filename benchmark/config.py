@@ -65,11 +65,39 @@ class TrackingConfig(BaseModel):
     )
 
 
+class CacheConfig(BaseModel):
+    """Where cached probe sets and LLM replies live, and whether a job reads them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dir: str | None = Field(".cache/benchmark", description="null disables every cache")
+    mode: Literal["use", "refresh", "off"] = Field(
+        "use", description="use: read and write; refresh: write only; off: neither"
+    )
+
+
+class ExecutionConfig(BaseModel):
+    """How a job runs its LLM calls; none of this changes a result."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fail_on_error: float = Field(
+        0.05, ge=0, le=1, description="exit non-zero when more probes than this fraction failed"
+    )
+    max_probes_in_flight: int = Field(
+        256, gt=0, description="probes being answered or judged at once (bounds memory)"
+    )
+    progress: Literal["auto", "bar", "log", "off"] = Field(
+        "auto", description="auto: a bar on a terminal, log lines otherwise"
+    )
+
+
 class BenchmarkConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     seed: int = 0
-    cache_dir: str | None = ".cache/benchmark"
+    cache: CacheConfig = CacheConfig()
+    execution: ExecutionConfig = ExecutionConfig()
     transcript: TranscriptConfig
     compaction: CompactionConfig
     probe: ProbeConfig
@@ -82,7 +110,10 @@ class BenchmarkConfig(BaseModel):
 
     @property
     def cache_path(self) -> Path | None:
-        return Path(self.cache_dir) if self.cache_dir else None
+        """The cache folder, or None when caching is off."""
+        if not self.cache.dir or self.cache.mode == "off":
+            return None
+        return Path(self.cache.dir)
 
     @property
     def run_name(self) -> str:

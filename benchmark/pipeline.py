@@ -6,7 +6,9 @@ answerer (compacted context only) -> judge (blind) -> rubric roll-up.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,10 +19,13 @@ from benchmark.config import BenchmarkConfig, ComponentConfig
 from benchmark.errors import UserError
 from benchmark.judge.base import Judge, JudgeRequest, Judgment
 from benchmark.llm import UsageLedger, close_all
+from benchmark.llm.cache import ResponseCache
+from benchmark.llm.loop import run, submit
 from benchmark.policy.base import Policy
 from benchmark.probe.cache import load_or_generate
 from benchmark.probe.models import Probe
 from benchmark.probe.writer import LLMProbeWriter, build_writer
+from benchmark.progress import JobProgress
 from benchmark.results import JobResult, PointResult, ProbeResult
 from benchmark.rubric import Rubric, aggregate
 from benchmark.transcript.models import Message, Transcript
@@ -43,34 +48,68 @@ class Parts:
 def build_parts(config: BenchmarkConfig) -> Parts:
     """Build every part before any work, so a missing key or bad option fails at once."""
     ledger = UsageLedger(keep_calls=config.tracking.enabled and config.tracking.trace_llm)
-    summarizer = build(config.summarizer, "summarizer", "summarize", ledger=ledger)
-    policy = build(config.policy, "policy", "compact", summarizer=summarizer, ledger=ledger)
-    answerer = build(config.answerer, "answerer", "answer", ledger=ledger)
-    judge = build(config.judge, "judge", "judge", ledger=ledger)
-    writer = build_writer(config.probe, ledger)
+    shared = {"ledger": ledger, "cache": response_cache(config)}
+    summarizer = build(config.summarizer, "summarizer", "summarize", **shared)
+    policy = build(config.policy, "policy", "compact", summarizer=summarizer, **shared)
+    answerer = build(config.answerer, "answerer", "answer", **shared)
+    judge = build(config.judge, "judge", "judge", **shared)
+    writer = build_writer(config.probe, **shared)
     check_rubric(config, judge)
+    check_provider(config, policy, answerer)
     return Parts(policy=policy, answerer=answerer, judge=judge, ledger=ledger, writer=writer)
 
 
+def response_cache(config: BenchmarkConfig) -> ResponseCache | None:
+    """The job's LLM reply cache (``cache.dir``, ``cache.mode``); None when disabled."""
+    if not config.cache.dir or config.cache.mode == "off":
+        return None
+    return ResponseCache(config.cache.dir, config.cache.mode)
+
+
 def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
+    """Compact point by point on this thread; answer and judge each probe concurrently.
+
+    A point's probes are scheduled as soon as its context is compacted, so the
+    next compaction overlaps with their LLM calls, and each probe's judgment
+    starts when its own answer is in (no barrier between stages). Results are
+    collected in schedule order, so the outcome does not depend on timing.
+    """
     parts = parts or build_parts(config)
     transcripts = load_transcripts(config.transcript)
-    points: list[PointResult] = []
+    scheduler = ProbeScheduler(parts, config.rubric, config.execution.max_probes_in_flight)
+    pending: list[tuple[CompactionPoint, list[Message], list[Future[ProbeResult]]]] = []
     try:
-        for transcript in transcripts:
-            previous: PointResult | None = None
-            for point in find_points(transcript, config.compaction):
-                previous = run_point(
-                    config,
-                    transcript,
-                    point,
-                    parts.policy,
-                    parts.answerer,
-                    parts.judge,
-                    previous,
-                    writer=parts.writer,
+        with JobProgress(parts.ledger, config.execution.progress) as progress:
+            for transcript in transcripts:
+                previous: tuple[CompactionPoint, list[Message]] | None = None
+                for point in find_points(transcript, config.compaction):
+                    probes = load_or_generate(
+                        transcript, point, config.probe, config.cache_path, writer=parts.writer
+                    )
+                    progress.add(len(probes))
+                    try:
+                        context = compact_point(config, transcript, point, parts.policy, previous)
+                    except UserError:
+                        raise
+                    except Exception as exc:  # recorded per probe, never scored
+                        error = f"compaction failed: {type(exc).__name__}: {exc}"
+                        log.warning("%s point %d: %s", transcript.id, point.ordinal, error)
+                        futures = [failed_future(p, error, progress) for p in probes]
+                        pending.append((point, [], futures))
+                        previous = None  # the next point compacts from the raw session
+                        continue
+                    futures = [scheduler.submit(p, context, progress) for p in probes]
+                    pending.append((point, context, futures))
+                    previous = (point, context)
+            points = [
+                PointResult(
+                    point=point,
+                    tokens_after=sum(m.tokens for m in context),
+                    context=context,
+                    probes=[f.result() for f in futures],
                 )
-                points.append(previous)
+                for point, context, futures in pending
+            ]
     finally:
         close_all()
     return JobResult(
@@ -82,9 +121,35 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
             **parts.ledger.metrics(),
             **({"probes/dropped": parts.writer.dropped} if parts.writer else {}),
         },
-        judge_records=list(getattr(parts.judge, "records", [])),
+        judge_records=[r for p in points for r in judge_records(p)],
         calls=parts.ledger.calls(),
     )
+
+
+def compact_point(
+    config: BenchmarkConfig,
+    transcript: Transcript,
+    point: CompactionPoint,
+    policy: Policy,
+    previous: tuple[CompactionPoint, list[Message]] | None = None,
+) -> list[Message]:
+    """The compacted context at ``point``. With iterative replay and a ``previous``
+    (point, context), the policy compacts that context plus the messages since,
+    not the raw prefix."""
+    if previous is not None and config.compaction.replay == "iterative":
+        last, kept = previous
+        live = [*kept, *transcript.messages[last.end : point.end]]
+        context = compact(policy, split_live(live, config.compaction))
+    else:
+        context = compact(policy, segments(transcript, point))
+    log.info(
+        "%s point %d: %d -> %d tokens",
+        transcript.id,
+        point.ordinal,
+        point.tokens_before,
+        sum(m.tokens for m in context),
+    )
+    return context
 
 
 def run_point(
@@ -97,24 +162,12 @@ def run_point(
     previous: PointResult | None = None,
     writer: LLMProbeWriter | None = None,
 ) -> PointResult:
-    """One compaction point. With iterative replay and a ``previous`` point, the policy
-    compacts the previous compacted context plus the messages since, not the raw prefix."""
+    """One compaction point, start to finish, on the calling thread (tests, scripts)."""
     probes = load_or_generate(transcript, point, config.probe, config.cache_path, writer=writer)
-    if previous is not None and config.compaction.replay == "iterative":
-        live = [*previous.context, *transcript.messages[previous.point.end : point.end]]
-        context = compact(policy, split_live(live, config.compaction))
-    else:
-        context = compact(policy, segments(transcript, point))
-    tokens_after = sum(m.tokens for m in context)
-    log.info(
-        "%s point %d: %d -> %d tokens, %d probes",
-        transcript.id,
-        point.ordinal,
-        point.tokens_before,
-        tokens_after,
-        len(probes),
-    )
+    before = (previous.point, previous.context) if previous is not None else None
+    context = compact_point(config, transcript, point, policy, before)
     results = [evaluate(probe, context, answerer, judge, config.rubric) for probe in probes]
+    tokens_after = sum(m.tokens for m in context)
     return PointResult(point=point, tokens_after=tokens_after, context=context, probes=results)
 
 
@@ -132,8 +185,33 @@ def evaluate(
     probe: Probe, context: list[Message], answerer: Answerer, judge: Judge, rubric: Rubric
 ) -> ProbeResult:
     """Answer from the compacted context alone, then judge blind; failures are recorded."""
+    coro = aevaluate(probe, context, answerer, judge, rubric, inline=True)
+    if has_async(answerer, judge):
+        return run(coro)
+    try:  # every stage is synchronous: the coroutine never suspends, so drive it here
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    raise RuntimeError("a synchronous evaluation suspended")  # pragma: no cover
+
+
+def has_async(answerer: Answerer, judge: Judge) -> bool:
+    return hasattr(answerer, "aanswer") or hasattr(judge, "ajudge")
+
+
+async def aevaluate(
+    probe: Probe,
+    context: list[Message],
+    answerer: Answerer,
+    judge: Judge,
+    rubric: Rubric,
+    inline: bool = False,
+) -> ProbeResult:
+    """:func:`evaluate` as a coroutine (see :func:`stage_call` for ``inline``)."""
     try:
-        answer = answerer.answer(AnswerRequest(question=probe.question, context=context))
+        answer = await stage_call(
+            answerer, "answer", AnswerRequest(question=probe.question, context=context), inline
+        )
     except Exception as exc:  # a failed answer is counted, never scored as 0
         answer = Answer(failed=True, error=f"{type(exc).__name__}: {exc}")
     if answer.failed:
@@ -148,13 +226,84 @@ def evaluate(
             scale_max=rubric.scale_max,
         )
         try:
-            judgment = judge.judge(request)
+            judgment = await stage_call(judge, "judge", request, inline)
         except Exception as exc:
             judgment = Judgment(failed=True, error=f"{type(exc).__name__}: {exc}")
     score = None
     if not (answer.failed or judgment.failed):
         score = aggregate(rubric, [judgment.scores()]).overall
     return ProbeResult(probe=probe, answer=answer, judgment=judgment, score=score)
+
+
+async def stage_call(stage: Any, method: str, request: Any, inline: bool) -> Any:
+    """``stage.a<method>(request)`` when the stage has it; else ``stage.<method>(request)``,
+    on a worker thread so a blocking plug-in cannot stall the loop (``inline``: here)."""
+    amethod = getattr(stage, f"a{method}", None)
+    if amethod is not None:
+        return await amethod(request)
+    if inline:
+        return getattr(stage, method)(request)
+    return await asyncio.to_thread(getattr(stage, method), request)
+
+
+class ProbeScheduler:
+    """Runs probes on the LLM loop, at most ``limit`` at once (their prompts hold memory).
+
+    Stages without async methods (the offline ones) run inline instead: there
+    is nothing to overlap, and results stay exactly sequential.
+    """
+
+    def __init__(self, parts: Parts, rubric: Rubric, limit: int) -> None:
+        self.parts = parts
+        self.rubric = rubric
+        self.concurrent = has_async(parts.answerer, parts.judge)
+        self.limit = limit
+        self._slots: asyncio.Semaphore | None = None
+
+    def submit(
+        self, probe: Probe, context: list[Message], progress: JobProgress
+    ) -> Future[ProbeResult]:
+        if not self.concurrent:
+            result = evaluate(probe, context, self.parts.answerer, self.parts.judge, self.rubric)
+            progress.finished(result.failed)
+            done: Future[ProbeResult] = Future()
+            done.set_result(result)
+            return done
+        return submit(self._run(probe, context, progress))
+
+    async def _run(
+        self, probe: Probe, context: list[Message], progress: JobProgress
+    ) -> ProbeResult:
+        if self._slots is None:  # created on the loop that uses it
+            self._slots = asyncio.Semaphore(self.limit)
+        async with self._slots:
+            result = await aevaluate(
+                probe, context, self.parts.answerer, self.parts.judge, self.rubric
+            )
+        progress.finished(result.failed)
+        return result
+
+
+def failed_future(probe: Probe, error: str, progress: JobProgress) -> Future[ProbeResult]:
+    """A probe that cannot be evaluated (its point failed to compact), as a done future."""
+    result = ProbeResult(
+        probe=probe,
+        answer=Answer(failed=True, error=error),
+        judgment=Judgment(failed=True, error=error),
+    )
+    progress.finished(True)
+    done: Future[ProbeResult] = Future()
+    done.set_result(result)
+    return done
+
+
+def judge_records(point: PointResult) -> list[dict[str, Any]]:
+    """The LLM judge's input and raw output per judgment, in probe order, with probe ids."""
+    return [
+        {"probe_id": r.probe.id, **r.judgment.record}
+        for r in point.probes
+        if r.judgment.record is not None
+    ]
 
 
 def build(component: ComponentConfig, group: str, method: str, **inject: Any) -> Any:
@@ -164,6 +313,21 @@ def build(component: ComponentConfig, group: str, method: str, **inject: Any) ->
     if not callable(getattr(obj, method, None)):
         raise UserError(f"{group}._target_ {component.target} has no '{method}' method")
     return obj
+
+
+def check_provider(config: BenchmarkConfig, policy: Policy, answerer: Answerer) -> None:
+    """A policy whose context only its provider can read needs an answerer on that provider."""
+    provider = getattr(policy, "provider", None)
+    if provider is None:
+        return
+    theirs = getattr(answerer, "provider", None)
+    if theirs != provider:
+        where = f"provider {theirs!r}" if theirs else "an offline answerer"
+        raise UserError(
+            f"policy '{config.policy.name}' leaves an encrypted context that only provider "
+            f"{provider!r} can read, but answerer '{config.answerer.name}' is {where}; choose an "
+            "LLM answerer on the same base_url (e.g. answerer=gpt4o)"
+        )
 
 
 def check_rubric(config: BenchmarkConfig, judge: Judge) -> None:

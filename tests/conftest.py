@@ -20,7 +20,7 @@ SMALL = [
     "compaction.context_window=16000",
     "compaction.tail_tokens=2500",
     "tracking=disabled",
-    "cache_dir=null",
+    "cache.dir=null",
 ]
 
 

@@ -6,11 +6,15 @@ retries, timeouts, status-code mapping and JSON parsing are exercised exactly as
 
 Scripting, from the test thread:
 
-* ``stub.reply = lambda body: "text"`` (or a :class:`Fault`) decides each completion;
+* ``stub.reply = lambda body: "text"`` (or a :class:`Fault`) decides each completion, chat or
+  Responses API (a Responses body has ``input`` where a chat body has ``messages``);
 * ``stub.queue(Fault.status(429, retry_after=0.05), times=1)`` injects faults before the hook;
 * ``stub.json_schema = "reject"`` mimics local servers that refuse structured output;
 * ``stub.require_key = "sk-test"`` enforces a bearer token;
 * ``stub.latency = 0.05`` delays every call.
+
+``POST /v1/responses/compact`` needs no hook: it returns the input's user messages and one
+compaction item whose content :func:`decrypt` reads back (queued faults apply to it too).
 """
 
 from __future__ import annotations
@@ -23,13 +27,16 @@ import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
+import openai_stub_responses as responses_api
 import pytest
 from aiohttp import web
+from openai_stub_responses import CREATED, count_words
+from openai_stub_responses import decrypt as decrypt  # re-exported: what a compaction holds
 
-# Fixed so responses are byte-for-byte reproducible; the SDK only needs an integer.
-CREATED = 1_700_000_000
+Route = Literal["chat", "responses", "compact"]
 
 ReplyHook = Callable[[dict[str, Any]], "str | Fault | Awaitable[str | Fault]"]
 
@@ -61,7 +68,7 @@ class Fault:
 
     @classmethod
     def empty_choices(cls) -> Fault:
-        """A well-formed completion with ``choices: []``."""
+        """A well-formed completion with ``choices: []`` (Responses routes: ``output: []``)."""
         return cls(kind="empty_choices")
 
 
@@ -96,11 +103,6 @@ def error_body(
     return {"error": {"message": message, "type": type_, "param": param, "code": code}}
 
 
-def count_words(text: str) -> int:
-    """Deterministic stand-in for a tokenizer: whitespace-separated words."""
-    return len(text.split())
-
-
 def message_text(message: dict[str, Any]) -> str:
     """Text of a chat message whose content is a string or a list of typed parts."""
     content = message.get("content")
@@ -113,12 +115,15 @@ def message_text(message: dict[str, Any]) -> str:
 
 def default_reply(body: dict[str, Any]) -> str:
     """Short, deterministic echo; ``{}`` when JSON output was requested so it still parses."""
-    fmt = body.get("response_format") or {}
+    fmt = body.get("response_format") or (body.get("text") or {}).get("format") or {}
     if isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema"):
         return "{}"
-    messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
-    users = [m for m in messages if m.get("role") == "user"]
-    last = message_text(users[-1]) if users else ""
+    if "input" in body:
+        last = responses_api.last_user_text(body)
+    else:
+        messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
+        users = [m for m in messages if m.get("role") == "user"]
+        last = message_text(users[-1]) if users else ""
     return "stub reply: " + " ".join(last.split()[:12])
 
 
@@ -215,7 +220,9 @@ class OpenAIStub:
     async def _serve(self) -> None:
         self._closing = asyncio.Event()
         app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._chat_completions)
+        app.router.add_post("/v1/chat/completions", partial(self._handle, "chat"))
+        app.router.add_post("/v1/responses", partial(self._handle, "responses"))
+        app.router.add_post("/v1/responses/compact", partial(self._handle, "compact"))
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -241,7 +248,7 @@ class OpenAIStub:
 
     # -- request handling (server thread) -------------------------------------------------
 
-    async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
+    async def _handle(self, route: Route, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         try:
             parsed = json.loads(raw) if raw else None
@@ -257,13 +264,13 @@ class OpenAIStub:
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
         try:
-            return await self._respond(request, body, serial)
+            return await self._respond(request, body, serial, route)
         finally:
             with self._lock:
                 self._in_flight -= 1
 
     async def _respond(
-        self, request: web.Request, body: dict[str, Any] | None, serial: int
+        self, request: web.Request, body: dict[str, Any] | None, serial: int, route: Route
     ) -> web.StreamResponse:
         if self.require_key is not None:
             sent = request.headers.get("Authorization", "")
@@ -281,6 +288,11 @@ class OpenAIStub:
             return web.json_response(
                 error_body("Request body must be a JSON object.", "invalid_request_error"),
                 status=400,
+            )
+        problem = responses_api.input_problem(body) if route != "chat" else None
+        if problem is not None:
+            return web.json_response(
+                error_body(problem, "invalid_request_error", "input"), status=400
             )
         fmt = body.get("response_format")
         if (
@@ -302,13 +314,17 @@ class OpenAIStub:
         if isinstance(outcome, Fault) and outcome.kind == "hang":
             await self._sleep(outcome.seconds)
             outcome = None
+        if outcome is None and route == "compact":
+            return web.json_response(responses_api.compacted(body, serial))
         if outcome is None:
             outcome = await self._ask_hook(body)
             if isinstance(outcome, Fault) and outcome.kind == "hang":
                 await self._sleep(outcome.seconds)
                 outcome = default_reply(body)
         if isinstance(outcome, Fault):
-            return self._fault_response(outcome, body, serial)
+            return self._fault_response(outcome, body, serial, route)
+        if route == "responses":
+            return web.json_response(responses_api.response(body, outcome, serial))
         return web.json_response(completion(body, outcome, serial))
 
     def _next_queued(self) -> Fault | None:
@@ -330,7 +346,7 @@ class OpenAIStub:
         return result
 
     def _fault_response(
-        self, fault: Fault, body: dict[str, Any], serial: int
+        self, fault: Fault, body: dict[str, Any], serial: int, route: Route
     ) -> web.StreamResponse:
         if fault.kind == "malformed":
             return web.Response(
@@ -338,6 +354,10 @@ class OpenAIStub:
                 text='{"id": "chatcmpl-broken", "choices": [',
                 content_type="application/json",
             )
+        if fault.kind == "empty_choices" and route == "compact":
+            return web.json_response({**responses_api.compacted(body, serial), "output": []})
+        if fault.kind == "empty_choices" and route == "responses":
+            return web.json_response(responses_api.response(body, None, serial))
         if fault.kind == "empty_choices":
             payload = completion(body, "", serial)
             payload["choices"] = []

@@ -36,6 +36,8 @@ def scripted_llm(body: dict) -> str:
     """Stand-in model: a valid verdict for judge calls, a short answer otherwise."""
     from benchmark.judge.reference import ReferenceJudge
 
+    if "messages" not in body:  # a Responses API turn: the answerer after server-side compaction
+        return "NOT IN CONTEXT\nscripted guess"
     prompt = " ".join(str(m.get("content", "")) for m in body["messages"])
     data = _data(body)
     if "messages" in data:  # the probe writer: one probe quoting the first long region message
@@ -97,6 +99,8 @@ def test_option_composes_and_runs(group, option, transcript_file, tmp_path, requ
         overrides += ["probe.per_type=2"] if group != "probe" else []
     if group == "summarizer" and option != "offline":
         overrides.append("policy=regenerative")  # a policy that calls the summarizer
+    if (group, option) == ("policy", "opaque"):  # only an LLM answerer can read its item
+        overrides += ["answerer=gpt4o", f"answerer.endpoint.base_url={stub.base_url}"]
     if (group, option) == ("judge", "gpt4o_2_1_0"):
         overrides.append("rubric=recall_2_1_0")  # the verdict judge scores only correctness
     if (group, option) == ("transcript", "file"):
@@ -113,7 +117,7 @@ def test_option_composes_and_runs(group, option, transcript_file, tmp_path, requ
         return
     result = run_job(config)
     if uses_llm(group, option):
-        role = "probe_writer" if group == "probe" else group
+        role = {"probe": "probe_writer", "policy": "summarizer"}.get(group, group)
         assert result.metrics()[f"llm/{role}/calls"] > 0
     scores = result.scores()
     assert scores.n > 0 and scores.overall is not None

@@ -141,7 +141,7 @@ def test_malformed_reply_is_retried(openai_stub, make_judge):
     judgment = judge.judge(request())
     assert not judgment.failed and judgment.scores() == {c: 4 for c in CRITS}
     assert len(openai_stub.requests) == 2
-    assert judge.records[0]["raw_outputs"][0].startswith("I think")
+    assert judgment.record["raw_outputs"][0].startswith("I think")
     assert judge.ledger.roles()["judge"].failures == 1
 
 
@@ -166,7 +166,7 @@ def test_missing_criterion_is_retried_and_unknown_ones_ignored(openai_stub, make
     judgment = judge.judge(request())
     assert judgment.scores() == {c: 1 for c in CRITS}
     assert len(openai_stub.requests) == 2
-    assert len(judge.records[0]["raw_outputs"]) == 2
+    assert len(judgment.record["raw_outputs"]) == 2
 
 
 def test_missing_criterion_on_every_try_fails():
@@ -179,7 +179,7 @@ def test_transport_failure_is_a_failed_judgment(openai_stub, make_judge):
     judge = make_judge(endpoint={"max_retries": 0})
     judgment = judge.judge(request())
     assert judgment.failed and "500" in judgment.error
-    assert judge.records[0]["failed"] and judge.records[0]["scores"] == {}
+    assert judgment.record["failed"] and judgment.record["scores"] == {}
 
 
 def test_usage_and_cost_recorded_per_role(openai_stub, make_judge):
@@ -203,10 +203,10 @@ def test_judge_input_is_blind_and_recorded(openai_stub, make_judge):
     openai_stub.reply = lambda _: reply({c: 5 for c in CRITS})
     results_by_policy = {POLICY_SENTINEL: request()}  # what a pipeline might hold
     judge = make_judge()
-    judge.judge(results_by_policy[POLICY_SENTINEL])
+    judgment = judge.judge(results_by_policy[POLICY_SENTINEL])
     wire = json.dumps([r.body for r in openai_stub.requests])
     assert POLICY_SENTINEL not in wire
-    record = judge.records[0]
+    record = judgment.record
     assert POLICY_SENTINEL not in json.dumps(record)
     # The record holds exactly what was sent and what came back.
     assert record["messages"] == openai_stub.requests[0].body["messages"]
@@ -228,8 +228,8 @@ def test_judge_context_is_clipped_to_its_budget(openai_stub, make_judge):
     openai_stub.reply = lambda _: reply({c: 5 for c in CRITS})
     long = [Message(role="user", content=f"note {i}: " + "lorem ipsum " * 40) for i in range(50)]
     judge = make_judge(max_context_tokens=300)
-    judge.judge(request().model_copy(update={"compacted_context": long}))
-    shown = json.loads(judge.records[0]["messages"][1]["content"])["data"]["compacted_context"]
+    judgment = judge.judge(request().model_copy(update={"compacted_context": long}))
+    shown = json.loads(judgment.record["messages"][1]["content"])["data"]["compacted_context"]
     assert tokens.count(shown) <= 300
     assert "note 49:" in shown and "note 0:" not in shown
 

@@ -142,14 +142,14 @@ def test_replies_that_never_fit_raise(openai_stub, make_summarizer):
     openai_stub.reply = lambda _: "# Unrelated heading\nprose"
     with pytest.raises(RuntimeError, match="stubbed.*none of the requested headings"):
         make_summarizer().summarize(request())
-    assert len(openai_stub.requests) == 3  # the first try and max_retries=2
+    assert len(openai_stub.requests) == 5  # the first try and max_retries=4
 
 
 def test_server_error_on_every_try_raises(openai_stub, make_summarizer):
     openai_stub.reply = lambda _: Fault.status(500, retry_after=0.01)
     with pytest.raises(RuntimeError, match="cannot be compacted.*InternalServerError"):
         make_summarizer().summarize(request())
-    assert len(openai_stub.requests) == 3  # the SDK's own retries
+    assert len(openai_stub.requests) == 5  # the first try and max_retries=4 (Retry-After 0.01 s)
 
 
 def test_usage_is_recorded_under_the_summarizer_role(openai_stub, make_summarizer):

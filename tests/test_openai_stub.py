@@ -12,7 +12,14 @@ from typing import Any
 
 import openai
 import pytest
-from openai_stub import Fault, OpenAIStub, StubRequest, openai_stub_fixture  # noqa: F401
+from openai_stub import (  # noqa: F401
+    CREATED,
+    Fault,
+    OpenAIStub,
+    StubRequest,
+    decrypt,
+    openai_stub_fixture,
+)
 
 USER = [{"role": "user", "content": "where is the config file kept"}]
 TRANSPORTS = ["httpx", "aiohttp"]
@@ -338,3 +345,121 @@ def test_fixture_runs_and_lifecycle_releases_port(openai_stub: OpenAIStub) -> No
         _ = server.base_url
     with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
         probe.connect(("127.0.0.1", port))
+
+
+# -- Responses API routes ---------------------------------------------------------------------
+
+ITEMS: list[Any] = [
+    {"type": "message", "role": "user", "content": "rename the flag to --dry-run"},
+    {"type": "function_call", "call_id": "c1", "name": "grep", "arguments": '{"q": "flag"}'},
+    {"type": "function_call_output", "call_id": "c1", "output": "cli.py:12 --dry"},
+    {"type": "message", "role": "assistant", "content": "Renamed in cli.py."},
+]
+
+
+def test_compact_keeps_user_messages_and_one_readable_item(stub: OpenAIStub) -> None:
+    with sync_client(stub) as client:
+        out = client.responses.compact(model="gpt-5.2", input=ITEMS)
+    assert out.object == "response.compaction" and out.created_at == CREATED
+    kept, item = out.output
+    assert kept.type == "message" and kept.role == "user"
+    assert kept.model_dump(warnings=False)["content"][0]["text"] == "rename the flag to --dry-run"
+    assert item.type == "compaction" and item.id == "cmp_stub_1"
+    assert decrypt(item.encrypted_content).splitlines() == [
+        "rename the flag to --dry-run",
+        'grep {"q": "flag"}',
+        "cli.py:12 --dry",
+        "Renamed in cli.py.",
+    ]
+    words = 5 + 3 + 2 + 3
+    assert (out.usage.input_tokens, out.usage.output_tokens) == (words, words // 4 + 1)
+    assert out.usage.total_tokens == out.usage.input_tokens + out.usage.output_tokens
+    (seen,) = stub.requests
+    assert seen.path == "/v1/responses/compact"
+    assert seen.body == {"model": "gpt-5.2", "input": ITEMS}
+
+
+def test_compact_carries_an_earlier_item_forward(stub: OpenAIStub) -> None:
+    with sync_client(stub) as client:
+        first = client.responses.compact(model="m", input=ITEMS).output[-1]
+        again = [
+            {"type": "compaction", "encrypted_content": first.encrypted_content, "id": first.id},
+            {"type": "message", "role": "user", "content": "now add a test"},
+        ]
+        second = client.responses.compact(model="m", input=again)
+    assert [o.type for o in second.output] == ["message", "compaction"]
+    text = decrypt(second.output[-1].encrypted_content)
+    assert "rename the flag to --dry-run" in text and text.endswith("now add a test")
+    with pytest.raises(ValueError):
+        decrypt("not-from-the-stub")
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ([{"type": "function_call_output", "call_id": "c9", "output": "x"}], "call_id c9"),
+        ([{"type": "compaction"}], "encrypted_content"),
+        ([{"type": "reasoning", "summary": []}], "unsupported item type"),
+        ([{"type": "message", "role": "tool", "content": "x"}], "invalid role"),
+        ([], "non-empty"),
+    ],
+)
+def test_responses_routes_refuse_what_the_api_refuses(
+    stub: OpenAIStub, bad: list[Any], message: str
+) -> None:
+    with sync_client(stub) as client:
+        with pytest.raises(openai.BadRequestError, match=message):
+            client.responses.compact(model="m", input=bad)
+        with pytest.raises(openai.BadRequestError, match=message):
+            client.responses.create(model="m", input=bad)
+
+
+def test_responses_create_asks_the_reply_hook(stub: OpenAIStub) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def hook(body: dict[str, Any]) -> str:
+        seen.append(body)
+        return "responses" if "input" in body else "chat"
+
+    stub.reply = hook
+    with sync_client(stub) as client:
+        out = client.responses.create(
+            model="m",
+            instructions="be brief",
+            input=ITEMS,
+            temperature=0,
+            max_output_tokens=50,
+            store=False,
+        )
+        chat = client.chat.completions.create(model="m", messages=USER)
+    assert out.output_text == "responses" and out.status == "completed"
+    assert out.id == "resp_stub_1" and out.model == "m" and out.max_output_tokens == 50
+    assert chat.choices[0].message.content == "chat"
+    assert seen[0]["store"] is False and seen[0]["instructions"] == "be brief"
+    assert out.usage is not None and out.usage.output_tokens == 1
+    assert out.usage.input_tokens == 2 + 5 + 3 + 2 + 3
+    assert [r.path for r in stub.requests] == ["/v1/responses", "/v1/chat/completions"]
+
+
+def test_responses_default_reply_echoes_the_last_user_message(stub: OpenAIStub) -> None:
+    with sync_client(stub) as client:
+        out = client.responses.create(model="m", input="where is the config file kept")
+    assert out.output_text == "stub reply: where is the config file kept"
+
+
+def test_faults_apply_to_the_responses_routes(stub: OpenAIStub) -> None:
+    stub.queue(Fault.status(500))
+    stub.queue(Fault.status(429), times=1)
+    stub.queue(Fault.empty_choices(), times=2)
+    stub.queue(Fault.malformed())
+    with sync_client(stub) as client:
+        with pytest.raises(openai.InternalServerError):
+            client.responses.compact(model="m", input=ITEMS)
+        with pytest.raises(openai.RateLimitError):
+            client.responses.create(model="m", input=ITEMS)
+        assert client.responses.compact(model="m", input=ITEMS).output == []
+        assert client.responses.create(model="m", input=ITEMS).output_text == ""
+        with pytest.raises(json.JSONDecodeError):
+            client.responses.create(model="m", input=ITEMS)
+        assert client.responses.compact(model="m", input=ITEMS).output  # queue spent
+    assert len(stub.requests) == 6

@@ -17,16 +17,41 @@ from benchmark.transcript.models import Message
 
 SHELL_TOOLS = frozenset(
     {
-        "bash", "shell", "sh", "zsh", "terminal", "exec", "run", "cmd", "powershell",
-        "run_shell_command", "execute_command", "run_command", "run_terminal_cmd",
-        "execute_bash", "local_shell", "shell_exec", "run_bash",
+        "bash",
+        "shell",
+        "sh",
+        "zsh",
+        "terminal",
+        "exec",
+        "run",
+        "cmd",
+        "powershell",
+        "run_shell_command",
+        "execute_command",
+        "run_command",
+        "run_terminal_cmd",
+        "execute_bash",
+        "local_shell",
+        "shell_exec",
+        "run_bash",
     }
 )
 # SWE-agent interface commands: anything else in a command block is a shell command.
 TEXT_COMMANDS = frozenset(
     {
-        "create", "open", "edit", "goto", "scroll_up", "scroll_down", "find_file",
-        "search_dir", "search_file", "submit", "filemap", "insert", "str_replace_editor",
+        "create",
+        "open",
+        "edit",
+        "goto",
+        "scroll_up",
+        "scroll_down",
+        "find_file",
+        "search_dir",
+        "search_file",
+        "submit",
+        "filemap",
+        "insert",
+        "str_replace_editor",
     }
 )
 _BLOCK = re.compile(r"```([\w-]*)[ \t]*\n(.*?)\n?```\s*$", re.S)

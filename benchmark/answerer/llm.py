@@ -2,17 +2,32 @@
 
 It is sent the fixed system prompt, the rendered context and the question,
 and nothing else, so whatever the policy dropped is really gone for it.
+
+A context holding a provider's encrypted compaction item cannot be rendered:
+only that provider can read the item. Then the answerer continues through
+the provider's Responses API instead, with the context as input items (the
+item included as is) and the question as the last user message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmark.answerer.base import Answer, AnswerRequest
-from benchmark.judge.prompts import answerer_messages, render_context
+from benchmark.judge.prompts import (
+    ANSWERER_ITEMS_SYSTEM,
+    answerer_messages,
+    has_encrypted,
+    question_text,
+    render_context,
+)
 from benchmark.llm import Endpoint, LLMError, UsageLedger
+from benchmark.llm.cache import ResponseCache
+from benchmark.llm.items import provider_of, to_items
+from benchmark.llm.loop import run
 from benchmark.llm.stage import connect, token_budget
+from benchmark.transcript.models import Message
 
 
 class LLMAnswerer:
@@ -23,22 +38,75 @@ class LLMAnswerer:
         endpoint: Endpoint | Mapping[str, Any],
         max_context_tokens: int = 60000,
         ledger: UsageLedger | None = None,
+        cache: ResponseCache | None = None,
     ) -> None:
         token_budget("max_context_tokens", max_context_tokens)
-        self.endpoint, self.ledger, self.client = connect(endpoint, "answerer", ledger)
+        self.endpoint, self.ledger, self.client = connect(endpoint, "answerer", ledger, cache)
         self.max_context_tokens = max_context_tokens
+        self.provider = provider_of(self.endpoint)
 
     def messages(self, request: AnswerRequest) -> list[dict[str, str]]:
-        """The exact chat messages sent for ``request``."""
+        """The exact chat messages sent for ``request`` (a context with no encrypted item)."""
         context = render_context(request.context, self.max_context_tokens)
         return answerer_messages(request.question, context)
 
+    def input_items(self, request: AnswerRequest) -> list[dict[str, Any]]:
+        """The exact Responses API input sent for a context holding an encrypted item.
+
+        The newest messages within ``max_context_tokens`` (whole messages, never
+        starting on a tool result), then the question.
+        """
+        context = recent(request.context, self.max_context_tokens)
+        question = {"type": "message", "role": "user", "content": question_text(request.question)}
+        return [*to_items(context), question]
+
     def answer(self, request: AnswerRequest) -> Answer:
+        return run(self.aanswer(request))
+
+    async def aanswer(self, request: AnswerRequest) -> Answer:
+        if has_encrypted(request.context):
+            return await self._answer_items(request)
         try:
-            completion, _ = self.client.complete(self.messages(request))
+            completion, _ = await self.client.acomplete(self.messages(request))
+        except LLMError as exc:
+            return Answer(failed=True, error=str(exc))
+        return Answer(text=completion.text.strip())
+
+    async def _answer_items(self, request: AnswerRequest) -> Answer:
+        foreign = sorted(
+            {
+                m.compaction.provider
+                for m in request.context
+                if m.compaction is not None and m.compaction.provider != self.provider
+            }
+        )
+        if foreign:
+            return Answer(
+                failed=True,
+                error=(
+                    f"the context holds an encrypted compaction item from provider {foreign[0]!r}, "
+                    f"which only that provider can read; answerer endpoint '{self.endpoint.name}' "
+                    f"is provider {self.provider!r} (point it at the same base_url)"
+                ),
+            )
+        try:
+            completion = await self.client.arespond(
+                ANSWERER_ITEMS_SYSTEM, self.input_items(request)
+            )
         except LLMError as exc:
             return Answer(failed=True, error=str(exc))
         return Answer(text=completion.text.strip())
 
     def close(self) -> None:
         self.client.close()
+
+
+def recent(messages: Sequence[Message], max_tokens: int) -> list[Message]:
+    """The newest whole messages within ``max_tokens``, not opening on an orphaned tool result."""
+    start, used = len(messages), 0
+    while start > 0 and used + messages[start - 1].tokens <= max_tokens:
+        start -= 1
+        used += messages[start].tokens
+    while start < len(messages) and messages[start].role == "tool":
+        start += 1
+    return list(messages[start:])

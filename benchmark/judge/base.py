@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,6 +37,9 @@ class Judgment(BaseModel):
     results: list[CriterionResult] = Field(default_factory=list)
     failed: bool = False
     error: str | None = None
+    record: dict[str, Any] | None = Field(
+        None, exclude=True, description="an LLM judge's input and raw output, for tracking"
+    )
 
     def scores(self) -> dict[str, float]:
         return {r.criterion: r.score for r in self.results}

@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from benchmark.judge import prompts
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.llm import Endpoint, LLMError, UsageLedger
+from benchmark.llm.cache import ResponseCache
+from benchmark.llm.loop import run
 from benchmark.llm.stage import connect, token_budget
 
 JudgeMode = Literal["rubric", "2_1_0"]
@@ -141,8 +142,8 @@ VERDICT_SCHEMA: dict[str, Any] = {
 class LLMJudge:
     """Grades a ``JudgeRequest`` with an LLM; it sees nothing but the request.
 
-    Every call appends to ``records`` (thread-safe): the input messages, each
-    raw reply, the parsed scores and the error, for the tracker to log.
+    Every judgment carries its ``record``: the input messages, each raw reply,
+    the parsed scores and the error, for the tracker to log.
     """
 
     CRITERIA: frozenset[str] = frozenset(prompts.CRITERIA)
@@ -153,21 +154,24 @@ class LLMJudge:
         mode: JudgeMode = "rubric",
         max_context_tokens: int = 60000,
         ledger: UsageLedger | None = None,
+        cache: ResponseCache | None = None,
     ) -> None:
         if mode == 210 and not isinstance(mode, bool):
             mode = "2_1_0"  # YAML and Hydra overrides read an unquoted 2_1_0 as the int 210
         if mode not in ("rubric", "2_1_0"):
             raise ValueError(f"judge mode must be 'rubric' or '2_1_0', got {mode!r}")
         token_budget("max_context_tokens", max_context_tokens)
-        self.endpoint, self.ledger, self.client = connect(endpoint, "judge", ledger)
+        self.endpoint, self.ledger, self.client = connect(endpoint, "judge", ledger, cache)
         self.mode: JudgeMode = mode
         self.max_context_tokens = max_context_tokens
         if mode == "2_1_0":
             self.CRITERIA = frozenset({VERDICT_CRITERION})
-        self.records: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
 
     def judge(self, request: JudgeRequest) -> Judgment:
+        return run(self.ajudge(request))
+
+    async def ajudge(self, request: JudgeRequest) -> Judgment:
+        """The judgment, with its ``record`` (input messages, every raw reply, scores)."""
         criteria = self._criteria(request)
         raw: list[str] = []
         if self.mode == "rubric":
@@ -188,13 +192,12 @@ class LLMJudge:
                 return parse_verdict(text, request.scale_max)
 
         try:
-            _, results = self.client.complete(messages, schema=schema, parse=parse)
+            _, results = await self.client.acomplete(messages, schema=schema, parse=parse)
         except LLMError as exc:
             judgment = Judgment(failed=True, error=str(exc))
         else:
             judgment = Judgment(results=results or [])
-        self._record(messages, raw, judgment)
-        return judgment
+        return judgment.model_copy(update={"record": self._record(messages, raw, judgment)})
 
     def _criteria(self, request: JudgeRequest) -> list[str]:
         if request.scale_max <= 0:
@@ -215,8 +218,10 @@ class LLMJudge:
             )
         return criteria
 
-    def _record(self, messages: list[dict[str, str]], raw: list[str], judgment: Judgment) -> None:
-        record = {
+    def _record(
+        self, messages: list[dict[str, str]], raw: list[str], judgment: Judgment
+    ) -> dict[str, Any]:
+        return {
             "endpoint": self.endpoint.name,
             "model": self.endpoint.model,
             "mode": self.mode,
@@ -226,8 +231,6 @@ class LLMJudge:
             "failed": judgment.failed,
             "error": judgment.error,
         }
-        with self._lock:
-            self.records.append(record)
 
     def close(self) -> None:
         self.client.close()

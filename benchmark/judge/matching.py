@@ -16,6 +16,7 @@ PHRASE_KINDS: frozenset[FactKind] = frozenset(
     {"detail", "pending", "choice", "rationale", "alternative"}
 )
 
+
 def _word_char(c: str) -> bool:
     return c != "" and (c.isalnum() or c in "_-")
 

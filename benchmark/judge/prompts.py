@@ -153,14 +153,34 @@ not know.
 Answer with JSON only: {"reasoning": "<one or two sentences>", "verdict": \
 "correct" | "partial" | "wrong"}"""
 
-ANSWERER_SYSTEM = """\
-You are an AI coding assistant resuming a long working session. Part of the session \
-was shortened; what is left of it is in the user message between <context> and \
-</context>. Answer the question that follows it from that context alone, precisely \
-and briefly, quoting exact names, paths, values and commands where they matter.
+_ANSWER_RULES = """\
+from that context alone, precisely and briefly, quoting exact names, paths, values and \
+commands where they matter.
 
 If the context does not contain the answer, write NOT IN CONTEXT on the first line, \
 then give your best guess on the next line."""
+
+ANSWERER_SYSTEM = (
+    "You are an AI coding assistant resuming a long working session. Part of the session "
+    "was shortened; what is left of it is in the user message between <context> and "
+    "</context>. Answer the question that follows it " + _ANSWER_RULES
+)
+
+# The Responses API path (a context holding a provider's encrypted item): the context is the
+# conversation itself, sent as items, so the prompt points there rather than at a <context> block.
+ANSWERER_ITEMS_SYSTEM = (
+    "You are an AI coding assistant resuming a long working session. Part of the session "
+    "was shortened; what is left of it is the conversation up to the last user message, "
+    "which holds the question. Answer it " + _ANSWER_RULES
+)
+
+# Told to the judge when part of the context is a provider's encrypted item (never name a policy).
+ENCRYPTED_CONTEXT_NOTE = (
+    "Part of the assistant's context was an encrypted item produced by the model provider's "
+    "server-side compaction; its content cannot be displayed, so you cannot see it (a "
+    "placeholder marks where it was). Do not penalize or credit the reply for that: judge it "
+    "against the ground truth."
+)
 
 
 def anchors(scale_max: int) -> dict[str, int]:
@@ -191,8 +211,9 @@ def rubric_messages(
             "ground_truth": _gold(request),
         },
     }
+    system = _with_note(RUBRIC_SYSTEM.format(scale_max=request.scale_max), request)
     return [
-        {"role": "system", "content": RUBRIC_SYSTEM.format(scale_max=request.scale_max)},
+        {"role": "system", "content": system},
         {"role": "user", "content": json.dumps(payload, ensure_ascii=False, indent=1)},
     ]
 
@@ -206,13 +227,29 @@ def verdict_messages(request: JudgeRequest) -> list[dict[str, str]]:
         }
     }
     return [
-        {"role": "system", "content": VERDICT_SYSTEM},
+        {"role": "system", "content": _with_note(VERDICT_SYSTEM, request)},
         {"role": "user", "content": json.dumps(payload, ensure_ascii=False, indent=1)},
     ]
 
 
+def has_encrypted(messages: Sequence[Message]) -> bool:
+    """Whether any message stands for a provider's encrypted compaction item."""
+    return any(m.compaction is not None for m in messages)
+
+
+def _with_note(system: str, request: JudgeRequest) -> str:
+    if has_encrypted(request.compacted_context):
+        return f"{system}\n\n{ENCRYPTED_CONTEXT_NOTE}"
+    return system
+
+
+def question_text(question: str) -> str:
+    """How the question is put to the answerer, on either path."""
+    return f"Question: {question}"
+
+
 def answerer_messages(question: str, context: str) -> list[dict[str, str]]:
-    user = f"<context>\n{context}\n</context>\n\nQuestion: {question}"
+    user = f"<context>\n{context}\n</context>\n\n{question_text(question)}"
     return [{"role": "system", "content": ANSWERER_SYSTEM}, {"role": "user", "content": user}]
 
 

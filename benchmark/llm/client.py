@@ -1,30 +1,39 @@
 """The one place that talks to LLMs: the ``openai`` SDK's async client over aiohttp.
 
-Stages call :meth:`LLMClient.complete` synchronously today; it runs on one
-background event loop shared by every client of the process, so the aiohttp
-connection pool lives across calls (and concurrent callers can share it).
-Replies that fail validation are retried up to ``endpoint.max_retries``
-times; transport errors (429, 5xx, timeouts) are retried by the SDK.
-A server that rejects ``response_format`` json_schema is asked again with
-json_object, then with no format; the client remembers what worked.
+Every request goes the same way (:meth:`LLMClient._exchange`): the response
+cache first; else a slot of the endpoint's concurrency limit, the call, the
+ledger and the cache. Around that, one retry loop (:mod:`benchmark.llm.retry`)
+retries transient failures and invalid replies alike; the SDK's own retries
+are off so every retry is counted. A server that rejects ``response_format``
+json_schema is asked again with json_object, then with no format; the client
+remembers what worked, and the cache remembers the refusal.
+
+Stages call the synchronous methods from any thread, or await the ``a``
+methods on the shared loop (:mod:`benchmark.llm.loop`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import openai
 from pydantic import BaseModel
 
+from benchmark.llm.cache import ResponseCache, normalise_base_url, request_key
 from benchmark.llm.endpoint import Endpoint, StructuredOutput
+from benchmark.llm.loop import _Loop
+from benchmark.llm.retry import InvalidReply, MalformedReply, is_transient, retrying
 from benchmark.llm.usage import CallRecord, Usage, UsageLedger
 
 T = TypeVar("T")
 _FORMATS: tuple[StructuredOutput, ...] = ("json_schema", "json_object", "none")
+# Cached marker of a server that refused a response_format (so a rerun does not ask).
+_REFUSED = "refused"
+Send = Callable[[openai.AsyncOpenAI, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class LLMError(Exception):
@@ -38,27 +47,8 @@ class Completion(BaseModel):
     response_format: StructuredOutput = "none"
 
 
-class _Loop:
-    """A private event loop on a daemon thread, started on first use."""
-
-    _lock = threading.Lock()
-    _loop: asyncio.AbstractEventLoop | None = None
-
-    @classmethod
-    def get(cls) -> asyncio.AbstractEventLoop:
-        with cls._lock:
-            if cls._loop is None:
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="llm-loop", daemon=True).start()
-                cls._loop = loop
-            return cls._loop
-
-    @classmethod
-    def run(cls, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, cls.get()).result()
-
-
 _OPEN: set[LLMClient] = set()  # clients with an open pool, until closed
+_SLOTS: dict[tuple[str, str, int], asyncio.Semaphore] = {}  # per endpoint, on the LLM loop
 
 
 def close_all() -> None:
@@ -70,25 +60,22 @@ def close_all() -> None:
 class LLMClient:
     """One endpoint in one role (``judge``, ``answerer``, ``summarizer``, ``probe_writer``)."""
 
-    def __init__(self, endpoint: Endpoint, role: str, ledger: UsageLedger | None = None) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        role: str,
+        ledger: UsageLedger | None = None,
+        cache: ResponseCache | None = None,
+    ) -> None:
         self.endpoint = endpoint
         self.role = role
         self.ledger = ledger or UsageLedger()
+        self.cache = cache
         self._key = endpoint.api_key(role)  # fails fast, before any work
         self._format: StructuredOutput = endpoint.structured_output
         self._client: openai.AsyncOpenAI | None = None
 
-    async def _sdk(self) -> openai.AsyncOpenAI:
-        if self._client is None:
-            self._client = openai.AsyncOpenAI(
-                api_key=self._key,
-                base_url=self.endpoint.base_url,
-                timeout=self.endpoint.timeout_s,
-                max_retries=self.endpoint.max_retries,
-                http_client=openai.DefaultAioHttpClient(),
-            )
-            _OPEN.add(self)
-        return self._client
+    # -- public calls -----------------------------------------------------------------------
 
     def complete(
         self,
@@ -107,22 +94,92 @@ class LLMClient:
         schema: dict[str, Any] | None = None,
         parse: Callable[[str], T] | None = None,
     ) -> tuple[Completion, T | None]:
-        problems: list[str] = []
-        for _ in range(self.endpoint.max_retries + 1):
-            completion = await self._call(messages, schema)
-            if parse is None:
-                return completion, None
-            try:
-                return completion, parse(completion.text)
-            except ValueError as exc:
-                problems.append(str(exc).splitlines()[0][:200])
-                self.ledger.record(self.role, Usage(failures=1))
-        raise LLMError(f"invalid reply after {len(problems)} tries: {problems[-1]}")
+        async def attempt(n: int) -> Completion:
+            return await self._chat(messages, schema, n)
 
-    async def _call(
-        self, messages: list[dict[str, str]], schema: dict[str, Any] | None
+        return await self._with_retries(attempt, parse)
+
+    def respond(self, instructions: str, items: list[dict[str, Any]]) -> Completion:
+        """One Responses API turn over ``items`` (not stored server-side); the reply text."""
+        return _Loop.run(self.arespond(instructions, items))
+
+    async def arespond(self, instructions: str, items: list[dict[str, Any]]) -> Completion:
+        body: dict[str, Any] = {
+            "model": self.endpoint.model,
+            "instructions": instructions,
+            "input": items,
+            "temperature": self.endpoint.temperature,
+            "max_output_tokens": self.endpoint.max_tokens,
+            "store": False,
+        }
+
+        async def send(client: openai.AsyncOpenAI, body: dict[str, Any]) -> dict[str, Any]:
+            reply = await client.responses.create(**body)
+            return {"text": reply.output_text, **_response_usage(reply)}
+
+        async def attempt(n: int) -> Completion:
+            value = await self._exchange("responses", body, n, send)
+            return Completion(**value)
+
+        completion, _ = await self._with_retries(attempt, None)
+        return completion
+
+    def compact_items(self, items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int, int]:
+        """Server-side compaction of ``items``: (output items, input tokens, output tokens)."""
+        return _Loop.run(self.acompact_items(items))
+
+    async def acompact_items(
+        self, items: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], int, int]:
+        body: dict[str, Any] = {"model": self.endpoint.model, "input": items}
+
+        async def send(client: openai.AsyncOpenAI, body: dict[str, Any]) -> dict[str, Any]:
+            reply = await client.responses.compact(**body)
+            output = [item.model_dump(exclude_none=True, warnings=False) for item in reply.output]
+            text = json.dumps(output, ensure_ascii=False, sort_keys=True)
+            return {"text": text, **_response_usage(reply)}
+
+        async def attempt(n: int) -> Completion:
+            return Completion(**await self._exchange("responses.compact", body, n, send))
+
+        completion, _ = await self._with_retries(attempt, None)
+        return json.loads(completion.text), completion.input_tokens, completion.output_tokens
+
+    # -- the request path -------------------------------------------------------------------
+
+    async def _with_retries(
+        self, attempt: Callable[[int], Awaitable[Completion]], parse: Callable[[str], T] | None
+    ) -> tuple[Completion, T | None]:
+        """Run ``attempt(n)`` (n = invalid replies so far) until it gives a usable reply."""
+        invalid = 0
+        try:
+            async for retry in retrying(
+                self.endpoint.max_retries,
+                self.endpoint.backoff_initial_s,
+                self.endpoint.backoff_max_s,
+                on_retry=lambda _: self.ledger.record(self.role, Usage(retries=1)),
+            ):
+                with retry:
+                    completion = await attempt(invalid)
+                    if parse is None:
+                        return completion, None
+                    try:
+                        return completion, parse(completion.text)
+                    except ValueError as exc:
+                        invalid += 1
+                        self.ledger.record(self.role, Usage(failures=1))
+                        raise InvalidReply(str(exc).splitlines()[0][:200]) from None
+        except InvalidReply as exc:
+            raise LLMError(f"invalid reply after {invalid} tries: {exc}") from None
+        except (openai.APIError, MalformedReply) as exc:
+            raise LLMError(
+                f"{self.role} call to {self.endpoint.name} failed: {type(exc).__name__}: {exc}"
+            ) from None
+        raise AssertionError("unreachable: tenacity re-raises the last error")
+
+    async def _chat(
+        self, messages: list[dict[str, str]], schema: dict[str, Any] | None, attempt: int
     ) -> Completion:
-        client = await self._sdk()
         while True:
             fmt = self._format if schema is not None else "none"
             body: dict[str, Any] = {
@@ -138,40 +195,90 @@ class LLMClient:
                 }
             elif fmt == "json_object":
                 body["response_format"] = {"type": "json_object"}
+            try:
+                value = await self._exchange("chat.completions", body, attempt, _send_chat)
+            except openai.BadRequestError as exc:
+                if fmt == "none" or "response_format" not in str(exc):
+                    raise
+                self._refused(body)
+                value = {_REFUSED: True}
+            if value.get(_REFUSED):
+                self._format = _FORMATS[_FORMATS.index(fmt) + 1]
+                continue
+            return Completion(**value, response_format=fmt)
+
+    async def _exchange(
+        self, api: str, body: dict[str, Any], attempt: int, send: Send
+    ) -> dict[str, Any]:
+        """One request: from the cache, or sent within the endpoint's concurrency limit."""
+        key = None
+        if self.cache is not None:
+            key = request_key(
+                api=api, model=self.endpoint.model, base_url=self.endpoint.base_url, body=body
+            )
+            hit = self.cache.get(key, attempt)
+            if hit is not None:
+                if not hit.get(_REFUSED):
+                    self._record(api, body, time.time_ns(), hit, cached=True)
+                return hit
+        client = await self._sdk()
+        async with self._slot():
             start = time.time_ns()
             try:
-                reply = await client.chat.completions.create(**body)
-            except openai.BadRequestError as exc:
-                if fmt != "none" and "response_format" in str(exc):
-                    self._format = _FORMATS[_FORMATS.index(fmt) + 1]
-                    continue
-                raise self._failed("chat.completions", body, start, exc) from None
-            except (openai.APIError, ValueError) as exc:
-                raise self._failed("chat.completions", body, start, exc) from None
-            choices = getattr(reply, "choices", None)
-            if not choices:
-                raise self._failed(
-                    "chat.completions", body, start, ValueError("reply has no choices")
-                )
-            text = choices[0].message.content or ""
-            usage = getattr(reply, "usage", None)
-            tokens_in = getattr(usage, "prompt_tokens", 0) or 0
-            tokens_out = getattr(usage, "completion_tokens", 0) or 0
-            self._record("chat.completions", body, start, text, tokens_in, tokens_out)
-            return Completion(
-                text=text, input_tokens=tokens_in, output_tokens=tokens_out, response_format=fmt
+                value = await send(client, body)
+            except openai.APIError as exc:
+                self._record(api, body, start, None, error=_describe(exc))
+                raise
+            except (ValueError, TypeError, AttributeError) as exc:  # an unreadable 200 reply
+                self._record(api, body, start, None, error=_describe(exc))
+                raise MalformedReply(f"{type(exc).__name__}: {exc}") from None
+        self._record(api, body, start, value)
+        if key is not None and self.cache is not None:
+            self.cache.put(key, attempt, value, model=self.endpoint.model, role=self.role)
+        return value
+
+    def _refused(self, body: dict[str, Any]) -> None:
+        if self.cache is not None:
+            key = request_key(
+                api="chat.completions",
+                model=self.endpoint.model,
+                base_url=self.endpoint.base_url,
+                body=body,
             )
+            self.cache.put(key, 0, {_REFUSED: True}, model=self.endpoint.model, role=self.role)
+
+    def _slot(self) -> asyncio.Semaphore:
+        """The endpoint's concurrency limit, shared by every client of that endpoint."""
+        limit = self.endpoint.max_concurrency
+        ident = (normalise_base_url(self.endpoint.base_url), self.endpoint.model, limit)
+        slot = _SLOTS.get(ident)
+        if slot is None:
+            slot = _SLOTS[ident] = asyncio.Semaphore(limit)
+        return slot
+
+    async def _sdk(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            self._client = openai.AsyncOpenAI(
+                api_key=self._key,
+                base_url=self.endpoint.base_url,
+                timeout=self.endpoint.timeout_s,
+                max_retries=0,  # retries are ours (counted, bounded, Retry-After aware)
+                http_client=openai.DefaultAioHttpClient(),
+            )
+            _OPEN.add(self)
+        return self._client
 
     def _record(
         self,
         api: str,
         body: dict[str, Any],
         start_ns: int,
-        reply: str | None,
-        input_tokens: int = 0,
-        output_tokens: int = 0,
+        value: dict[str, Any] | None,
         error: str | None = None,
+        cached: bool = False,
     ) -> None:
+        tokens_in = int((value or {}).get("input_tokens", 0))
+        tokens_out = int((value or {}).get("output_tokens", 0))
         self.ledger.record_call(
             CallRecord(
                 role=self.role,
@@ -179,23 +286,50 @@ class LLMClient:
                 model=self.endpoint.model,
                 api=api,
                 request=body,
-                reply=reply,
-                error=error,
-                input_tokens=input_tokens,
-                output_tokens=output_tokens,
-                cost_usd=self.endpoint.cost(input_tokens, output_tokens),
+                reply=None if value is None else value.get("text"),
+                error=None
+                if error is None
+                else f"{self.role} call to {self.endpoint.name}: {error}",
+                cached=cached,
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                cost_usd=self.endpoint.cost(tokens_in, tokens_out),
                 start_ns=start_ns,
                 end_ns=time.time_ns(),
             )
         )
-
-    def _failed(self, api: str, body: dict[str, Any], start_ns: int, exc: Exception) -> LLMError:
-        error = f"{self.role} call to {self.endpoint.name} failed: {type(exc).__name__}: {exc}"
-        self._record(api, body, start_ns, None, error=error)
-        return LLMError(error)
 
     def close(self) -> None:
         if self._client is not None:
             client, self._client = self._client, None
             _OPEN.discard(self)
             _Loop.run(client.close())
+
+
+async def _send_chat(client: openai.AsyncOpenAI, body: dict[str, Any]) -> dict[str, Any]:
+    reply = await client.chat.completions.create(**body)
+    choices = getattr(reply, "choices", None)
+    if not choices:
+        raise ValueError("reply has no choices")
+    usage = getattr(reply, "usage", None)
+    return {
+        "text": choices[0].message.content or "",
+        "input_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+        "output_tokens": getattr(usage, "completion_tokens", 0) or 0,
+    }
+
+
+def _response_usage(reply: Any) -> dict[str, int]:
+    """Input and output tokens of a Responses API reply; 0 when the server sent no usage."""
+    usage = getattr(reply, "usage", None)
+    return {
+        "input_tokens": getattr(usage, "input_tokens", 0) or 0,
+        "output_tokens": getattr(usage, "output_tokens", 0) or 0,
+    }
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+
+
+__all__ = ["Completion", "LLMClient", "LLMError", "close_all", "is_transient"]

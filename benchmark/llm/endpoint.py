@@ -29,8 +29,15 @@ class Endpoint(BaseModel):
     max_tokens: int = Field(1024, gt=0)
     price_input_per_1m: float = Field(0.0, ge=0, description="USD per 1M input tokens")
     price_output_per_1m: float = Field(0.0, ge=0, description="USD per 1M output tokens")
-    timeout_s: float = Field(120.0, gt=0)
-    max_retries: int = Field(2, ge=0, description="retries of invalid or failed replies")
+    timeout_s: float = Field(120.0, gt=0, description="per request")
+    max_retries: int = Field(
+        4, ge=0, description="retries per call of 429/5xx/timeouts/bad bodies and invalid replies"
+    )
+    backoff_initial_s: float = Field(1.0, gt=0, description="first retry wait; doubles, jittered")
+    backoff_max_s: float = Field(30.0, gt=0, description="cap of one wait (Retry-After aside)")
+    max_concurrency: int = Field(
+        32, gt=0, description="requests in flight at once to this endpoint (all roles)"
+    )
     structured_output: StructuredOutput = Field(
         "json_schema", description="best response_format the server supports; falls back"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from benchmark.llm.cache import ResponseCache
 from benchmark.llm.client import LLMClient
 from benchmark.llm.endpoint import Endpoint
 from benchmark.llm.usage import UsageLedger
@@ -29,12 +30,16 @@ def token_budget(name: str, value: object) -> int:
 
 
 def connect(
-    endpoint: Endpoint | Mapping[str, Any], role: str, ledger: UsageLedger | None
+    endpoint: Endpoint | Mapping[str, Any],
+    role: str,
+    ledger: UsageLedger | None,
+    cache: ResponseCache | None = None,
 ) -> tuple[Endpoint, UsageLedger, LLMClient]:
     """The validated endpoint, the ledger (a new one if none) and a client for ``role``.
 
     The client reads the key now, so a missing one fails before any work.
+    ``cache`` (the job's response cache) makes reruns free; None = no caching.
     """
     resolved = as_endpoint(endpoint)
     ledger = ledger if ledger is not None else UsageLedger()
-    return resolved, ledger, LLMClient(resolved, role=role, ledger=ledger)
+    return resolved, ledger, LLMClient(resolved, role=role, ledger=ledger, cache=cache)

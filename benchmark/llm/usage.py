@@ -14,18 +14,20 @@ from pydantic import BaseModel, Field
 
 
 class Usage(BaseModel):
-    calls: int = 0
-    failures: int = 0
+    """Counts for one role. Tokens and dollars cover every reply used, cached or not,
+    so a rerun from the cache reports the same cost as the run that paid for it."""
+
+    calls: int = Field(0, description="requests sent to the server (not cache hits)")
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = Field(0, description="failed requests and invalid replies")
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
 
     def add(self, other: Usage) -> None:
-        self.calls += other.calls
-        self.failures += other.failures
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.cost_usd += other.cost_usd
+        for name in type(self).model_fields:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 class CallRecord(BaseModel):
@@ -38,6 +40,7 @@ class CallRecord(BaseModel):
     request: dict[str, Any] = Field(description="the request body minus transport settings")
     reply: str | None = None
     error: str | None = None
+    cached: bool = False
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -61,7 +64,8 @@ class UsageLedger:
     def record_call(self, call: CallRecord) -> None:
         """Count ``call`` (a failure when it has an error) and keep it if asked to."""
         usage = Usage(
-            calls=1,
+            calls=int(not call.cached),
+            cache_hits=int(call.cached),
             failures=int(call.error is not None),
             input_tokens=call.input_tokens,
             output_tokens=call.output_tokens,
@@ -88,7 +92,8 @@ class UsageLedger:
             for key, value in usage.model_dump().items():
                 out[f"llm/{role}/{key}"] = value
         if self._roles:
+            for key, value in total.model_dump().items():
+                out[f"llm/{key}"] = value
             out["cost_usd"] = total.cost_usd
-            out["llm/calls"] = total.calls
-            out["llm/failures"] = total.failures
-        return out
+        # Summation order varies with concurrency; rounding keeps reruns identical.
+        return {k: round(v, 9) if isinstance(v, float) else v for k, v in out.items()}

@@ -55,9 +55,7 @@ class ObservationMask:
         results = [i for i, m in enumerate(messages) if m.role == "tool"]
         masked = set(results[: max(len(results) - self.keep_last, 0)])
         return [
-            replaced(m, content=omitted_note(m.content))
-            if i in masked and not is_omitted(m)
-            else m
+            replaced(m, content=omitted_note(m.content)) if i in masked and not is_omitted(m) else m
             for i, m in enumerate(messages)
         ]
 

@@ -54,15 +54,12 @@ class ToolResultClearing:
         messages = segments.messages
         if sum(m.tokens for m in messages) <= self.trigger_tokens:
             return messages
-        names = {
-            call.id: call.function.name for m in messages for call in m.tool_calls or []
-        }
+        names = {call.id: call.function.name for m in messages for call in m.tool_calls or []}
         results = [i for i, m in enumerate(messages) if m.role == "tool"]
         cleared = {
             i
             for i in results[: max(len(results) - self.keep_last, 0)]
-            if names.get(messages[i].tool_call_id or "", messages[i].name)
-            not in self.exclude_tools
+            if names.get(messages[i].tool_call_id or "", messages[i].name) not in self.exclude_tools
         }
         cleared_ids = {messages[i].tool_call_id for i in cleared}
         out: list[Message] = []

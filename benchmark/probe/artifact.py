@@ -39,8 +39,11 @@ class FileRecord:
 
     def spelling(self, view: View) -> tuple[str, int] | None:
         """How the file is spelled in a region message that shows its status."""
-        wanted = {"created": ("write", "touch", "edit"), "modified": ("edit", "write"),
-                  "read": ("read",)}[self.status or "read"]
+        wanted = {
+            "created": ("write", "touch", "edit"),
+            "modified": ("edit", "write"),
+            "read": ("read",),
+        }[self.status or "read"]
         for kinds in (wanted, ("write", "touch", "edit", "read", "delete")):
             for op in self.ops:
                 if op.kind in kinds and view.in_region(op.index):
@@ -60,8 +63,12 @@ def file_records(view: View) -> list[FileRecord]:
         if op.kind == "delete":
             rec.deleted = True
         elif rec.status is None:
-            rec.status = {"write": "created", "touch": "created", "edit": "modified",
-                          "read": "read"}[op.kind]  # type: ignore[assignment]
+            rec.status = {
+                "write": "created",
+                "touch": "created",
+                "edit": "modified",
+                "read": "read",
+            }[op.kind]  # type: ignore[assignment]
         elif rec.status == "read" and op.kind in ("write", "edit"):
             rec.status = "modified"
     return [rec for rec in records.values() if rec.status is not None]
@@ -165,7 +172,9 @@ def _changes(view: View, rec: FileRecord) -> Iterator[Candidate]:
     yield Candidate(
         type="artifact",
         question=f"What did we {verb} `{path}`?",
-        answer=f"In `{path}` we " + ("wrote " if rec.status == "created" else "changed ") + what
+        answer=f"In `{path}` we "
+        + ("wrote " if rec.status == "created" else "changed ")
+        + what
         + ".",
         facts=tuple(facts),
         evidence=tuple(evidence),
@@ -181,7 +190,8 @@ def change_tokens(added: str, old: str) -> list[str]:
     """
     old_lines = {line.strip() for line in old.splitlines()}
     changed = [
-        line for line in added.splitlines()
+        line
+        for line in added.splitlines()
         if line.strip() and line.strip() not in old_lines and re.search(r"\w", line)
     ]
     body = "\n".join(changed)

@@ -187,8 +187,9 @@ def _failing(view: View) -> Iterator[Candidate]:
             reason_ev = view.evidence(item.run.result_index, reason)
             if reason_ev is not None and reason_ev != ev:
                 evidence.append(reason_ev)
-        parts.append(f"`{item.test_id or item.run.command}`" + (
-            f" ({item.reason})" if item.reason else ""))
+        parts.append(
+            f"`{item.test_id or item.run.command}`" + (f" ({item.reason})" if item.reason else "")
+        )
     if not facts:
         return
     yield Candidate(
@@ -226,7 +227,8 @@ def _current(view: View) -> Iterator[Candidate]:
         facts.append(Fact(kind="detail", text=intent[1]))
         evidence.append(view.evidence(intent[0], intent[1]))
     answer = f"We were changing `{last_op.path}`." + (
-        f" The next step we stated: {intent[1]}" if intent else "")
+        f" The next step we stated: {intent[1]}" if intent else ""
+    )
     yield Candidate(
         type="continuation",
         question=(

@@ -60,8 +60,9 @@ def decisions(view: View) -> list[Decision]:
             continue
         said = list(sentences(msg.content))
         for n, sentence in enumerate(said):
-            found = _parse(sentence, said[n - 1] if n else "", said[n + 1] if n + 1 < len(said)
-                           else "")
+            found = _parse(
+                sentence, said[n - 1] if n else "", said[n + 1] if n + 1 < len(said) else ""
+            )
             if found is None or normalize(found[0]) in seen:
                 continue
             seen.add(normalize(found[0]))
@@ -80,7 +81,8 @@ def _parse(sentence: str, before: str, after: str) -> tuple[str, str, tuple[str,
     # it they are part of the reason ("... is expected rather than exceptional"), and only
     # an explicit "rejected"/"considered" starts a new alternative.
     alts = [
-        m for m in _ALTERNATIVE.finditer(rest)
+        m
+        for m in _ALTERNATIVE.finditer(rest)
         if m.start() < first_why or _EXPLICIT.search(m.group(0))
     ]
     choice = _clause(rest[: min([first_why] + [m.start() for m in alts])])
@@ -114,7 +116,7 @@ def _clause(text: str) -> str:
 
 
 def _options(clause: str) -> list[str]:
-    """"A, B and C" -> its options (each verbatim), when every part is a real phrase."""
+    """ "A, B and C" -> its options (each verbatim), when every part is a real phrase."""
     parts = [trim(p) for p in _LIST.split(clause)]
     if len(parts) > 1 and all(len(p) >= MIN_CLAUSE for p in parts):
         return parts

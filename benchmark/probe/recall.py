@@ -81,9 +81,7 @@ def _errors(view: View) -> Iterator[Candidate]:
                 if reason:
                     facts.append(Fact(kind="detail", text=clip(reason)))
                 evidence.append(view.evidence(action.result_index, line))
-            summary = "; ".join(
-                f"`{t}`" + (f" ({clip(r)})" if r else "") for t, (_, r) in failed
-            )
+            summary = "; ".join(f"`{t}`" + (f" ({clip(r)})" if r else "") for t, (_, r) in failed)
             answer = f"{cue} failed: {summary}."
         else:
             facts.append(Fact(kind="detail", text=err.text))
@@ -224,8 +222,9 @@ def _stated_in(view: View, index: int, sentence: str, last_failure: str) -> Iter
         if not value:
             continue
         cue = f"`{key}`" if match.group(1).startswith("`") or " " not in key else f"the {key}"
-        yield _cause(view, index, f"What value did we set {cue} to?", value,
-                     f"We set {cue} to `{value}`.")
+        yield _cause(
+            view, index, f"What value did we set {cue} to?", value, f"We set {cue} to `{value}`."
+        )
     due = _DUE_TO.match(sentence)
     if due:
         subject = due.group("subject").strip()
@@ -233,8 +232,13 @@ def _stated_in(view: View, index: int, sentence: str, last_failure: str) -> Iter
         if first not in _PRONOUNS and first not in ("and", "but", "so"):
             subject = subject[0].lower() + subject[1:] if subject.startswith("The ") else subject
             cause = trim(clip(due.group("cause")))
-            yield _cause(view, index, f"What was {subject} {due.group('verb')}?", cause,
-                         f"It was {due.group('verb')} {cause}.")
+            yield _cause(
+                view,
+                index,
+                f"What was {subject} {due.group('verb')}?",
+                cause,
+                f"It was {due.group('verb')} {cause}.",
+            )
     root = _ROOT.search(sentence)
     if root:
         topic = root.group("topic")
@@ -245,8 +249,13 @@ def _stated_in(view: View, index: int, sentence: str, last_failure: str) -> Iter
         else:
             about = " of the problem we were debugging"
         cause = trim(clip(root.group("cause")))
-        yield _cause(view, index, f"What did we identify as the root cause{about}?", cause,
-                     f"The root cause: {cause}.")
+        yield _cause(
+            view,
+            index,
+            f"What did we identify as the root cause{about}?",
+            cause,
+            f"The root cause: {cause}.",
+        )
 
 
 def _cause(view: View, index: int, question: str, fact: str, answer: str) -> Candidate:

@@ -160,9 +160,7 @@ def _parse_run(index: int, result_index: int, command: str, output: str) -> Test
         outcome = "fail"
     else:
         outcome = "unknown"
-    return TestRun(
-        index, result_index, command, outcome, failures, err.text if err else ""
-    )
+    return TestRun(index, result_index, command, outcome, failures, err.text if err else "")
 
 
 @dataclass(frozen=True)

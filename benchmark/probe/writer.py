@@ -21,6 +21,7 @@ from benchmark.components import instantiate_target
 from benchmark.errors import UserError
 from benchmark.judge.llm import extract_json
 from benchmark.llm import Endpoint, UsageLedger
+from benchmark.llm.cache import ResponseCache
 from benchmark.llm.stage import connect, token_budget
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.config import ProbeConfig
@@ -183,9 +184,10 @@ class LLMProbeWriter:
         endpoint: Endpoint | Mapping[str, Any],
         ledger: UsageLedger | None = None,
         max_region_tokens: int = 60000,
+        cache: ResponseCache | None = None,
     ) -> None:
         token_budget("max_region_tokens", max_region_tokens)
-        self.endpoint, self.ledger, self.client = connect(endpoint, ROLE, ledger)
+        self.endpoint, self.ledger, self.client = connect(endpoint, ROLE, ledger, cache)
         self.max_region_tokens = max_region_tokens
         self.dropped = 0
         self.records: list[dict[str, Any]] = []
@@ -263,11 +265,13 @@ def write_probes(
     return probes, result
 
 
-def build_writer(config: ProbeConfig, ledger: UsageLedger | None = None) -> LLMProbeWriter | None:
+def build_writer(
+    config: ProbeConfig, ledger: UsageLedger | None = None, cache: ResponseCache | None = None
+) -> LLMProbeWriter | None:
     """The writer ``probe.writer`` describes (``None`` = the deterministic extractor)."""
     if config.writer is None:
         return None
-    writer = instantiate_target("probe.writer", dict(config.writer), ledger=ledger)
+    writer = instantiate_target("probe.writer", dict(config.writer), ledger=ledger, cache=cache)
     if not callable(getattr(writer, "write", None)) or not callable(getattr(writer, "spec", None)):
         raise UserError(f"probe.writer._target_ {config.writer['_target_']} is not a probe writer")
     return writer

@@ -103,9 +103,7 @@ def reply_schema(types: Sequence[ProbeType]) -> dict[str, Any]:
             "evidence_quote": {"type": "string"},
             "message_index": {"type": "integer", "minimum": 0},
         },
-        "required": [
-            "type", "question", "gold_answer", "facts", "evidence_quote", "message_index"
-        ],
+        "required": ["type", "question", "gold_answer", "facts", "evidence_quote", "message_index"],
         "additionalProperties": False,
     }
     return {

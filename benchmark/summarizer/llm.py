@@ -15,6 +15,7 @@ from typing import Any
 from benchmark import tokens
 from benchmark.judge.prompts import render_context
 from benchmark.llm import Endpoint, LLMError, UsageLedger
+from benchmark.llm.cache import ResponseCache
 from benchmark.llm.stage import connect, token_budget
 from benchmark.summarizer import prompts
 from benchmark.summarizer.base import SummaryRequest
@@ -35,9 +36,10 @@ class LLMSummarizer:
         endpoint: Endpoint | Mapping[str, Any],
         ledger: UsageLedger | None = None,
         max_region_tokens: int = 100_000,
+        cache: ResponseCache | None = None,
     ) -> None:
         token_budget("max_region_tokens", max_region_tokens)
-        self.endpoint, self.ledger, self.client = connect(endpoint, "summarizer", ledger)
+        self.endpoint, self.ledger, self.client = connect(endpoint, "summarizer", ledger, cache)
         self.max_region_tokens = max_region_tokens
 
     def messages(self, request: SummaryRequest) -> list[dict[str, str]]:

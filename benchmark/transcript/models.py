@@ -43,6 +43,31 @@ class ToolCall(BaseModel):
     function: FunctionCall
 
 
+# What a model is shown in place of a provider-encrypted item: neutral on purpose (no method name).
+COMPACTED_PLACEHOLDER = (
+    "[An earlier part of this session was compacted by the model provider into an encrypted "
+    "item; its content cannot be displayed here.]"
+)
+
+
+class OpaqueItem(BaseModel):
+    """A provider's server-side compaction of earlier messages, kept only as ciphertext.
+
+    Only the provider that made it can read it, so it travels with where it
+    came from (``provider``: the endpoint's normalised base URL, ``"default"``
+    for the SDK's own) and the model that made it. ``tokens`` is the size the
+    provider reported for it, since its text cannot be counted here.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    encrypted_content: str = Field(min_length=1)
+    item_id: str | None = None
+    provider: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    tokens: int = Field(ge=0)
+
+
 class _Derived(BaseModel):
     """A frozen model whose ``cached_property`` values are dropped by ``model_copy``.
 
@@ -70,6 +95,9 @@ class Message(_Derived):
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
+    compaction: OpaqueItem | None = Field(
+        None, description="set on the stand-in for server-side compacted messages (no content)"
+    )
 
     @field_validator("content", mode="before")
     @classmethod
@@ -94,10 +122,19 @@ class Message(_Derived):
             raise ValueError("a tool message needs 'tool_call_id'")
         if self.tool_calls and self.role != "assistant":
             raise ValueError("only assistant messages may carry 'tool_calls'")
+        if self.compaction is not None and (
+            self.role != "user" or self.content is not None or self.tool_calls
+        ):
+            raise ValueError("a message with 'compaction' must be a user message with no content")
         return self
 
     def render(self) -> str:
-        """Plain text of the message as a model would read it (content + tool calls)."""
+        """Plain text of the message as a model would read it (content + tool calls).
+
+        An encrypted compaction item has no readable text: a fixed placeholder stands in.
+        """
+        if self.compaction is not None:
+            return COMPACTED_PLACEHOLDER
         parts = [self.content] if self.content else []
         for call in self.tool_calls or []:
             parts.append(f"[tool call {call.function.name}] {call.function.arguments}")
@@ -105,6 +142,8 @@ class Message(_Derived):
 
     @cached_property
     def tokens(self) -> int:
+        if self.compaction is not None:
+            return self.compaction.tokens + tokens.MESSAGE_OVERHEAD
         return tokens.count(self.render()) + tokens.MESSAGE_OVERHEAD
 
 
@@ -138,7 +177,11 @@ class Transcript(_Derived):
     @cached_property
     def message_tokens(self) -> list[int]:
         counts = tokens.count_many([m.render() for m in self.messages])
-        return [c + tokens.MESSAGE_OVERHEAD for c in counts]
+        # An encrypted item's size is the provider's count, not its placeholder's.
+        return [
+            m.tokens if m.compaction is not None else c + tokens.MESSAGE_OVERHEAD
+            for m, c in zip(self.messages, counts, strict=True)
+        ]
 
     @property
     def total_tokens(self) -> int:

@@ -1,0 +1,47 @@
+"""The one background event loop every LLM call of the process runs on.
+
+Stages stay synchronous (plug-ins implement plain methods), but their calls
+share one loop on a daemon thread, so one aiohttp pool serves them all and
+the pipeline can keep hundreds of probes in flight without a thread each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class _Loop:
+    """A private event loop on a daemon thread, started on first use."""
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            if cls._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="llm-loop", daemon=True).start()
+                cls._loop = loop
+            return cls._loop
+
+    @classmethod
+    def run(cls, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the loop and wait for it (never call from the loop itself)."""
+        return asyncio.run_coroutine_threadsafe(coro, cls.get()).result()
+
+
+def submit(coro: Coroutine[Any, Any, T]) -> Future[T]:
+    """Schedule ``coro`` on the loop; the caller collects the result later."""
+    return asyncio.run_coroutine_threadsafe(coro, _Loop.get())
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on the loop and wait for its result."""
+    return _Loop.run(coro)

@@ -1,0 +1,69 @@
+"""Server-side compaction: the model provider compacts the region into an encrypted item.
+
+The region's messages go to the Responses API's compact endpoint, which
+returns the user messages it keeps and one ``compaction`` item whose content
+only that provider can read. Nobody here can inspect what survived, so the
+item is kept as is (:class:`~benchmark.transcript.models.OpaqueItem`) and the
+answerer must continue through the same provider's Responses API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from benchmark.compaction import Segments
+from benchmark.llm import Endpoint, LLMError, UsageLedger
+from benchmark.llm.cache import ResponseCache
+from benchmark.llm.items import from_output, provider_of, to_items
+from benchmark.llm.stage import connect
+from benchmark.policy.summarizing import dropped_indices, splice
+from benchmark.transcript.models import Message
+
+
+class Opaque:
+    """Head + what the provider's compact endpoint returns for the region + tail.
+
+    Only the dropped region messages are sent (region scoping; a tool span
+    crossing the region's edge stays verbatim, as in the summarizing
+    policies). Under iterative replay the region may open with an earlier
+    encrypted item, which goes back as the ``compaction`` input item the API
+    expects. Compaction usage is counted under the ``summarizer`` role. A
+    failed call, or a reply without exactly one compaction item, raises
+    :class:`~benchmark.llm.LLMError`.
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint | Mapping[str, Any],
+        ledger: UsageLedger | None = None,
+        cache: ResponseCache | None = None,
+    ) -> None:
+        self.endpoint, self.ledger, self.client = connect(endpoint, "summarizer", ledger, cache)
+        self.provider = provider_of(self.endpoint)
+
+    def compact(self, segments: Segments) -> list[Message]:
+        messages = segments.messages
+        start = len(segments.head)
+        dropped = dropped_indices(messages, start, start + len(segments.region))
+        items = to_items([messages[i] for i in dropped])
+        if not items:
+            return messages
+        output, _, item_tokens = self.client.compact_items(items)
+        try:
+            kept = from_output(output, self.provider, self.endpoint.model, item_tokens)
+        except ValueError as exc:
+            raise LLMError(f"compact endpoint {self.endpoint.name}: {exc}") from None
+        found = sum(m.compaction is not None for m in kept)
+        if found != 1:
+            raise LLMError(
+                f"compact endpoint {self.endpoint.name} returned {found} compaction items, "
+                "expected exactly one"
+            )
+        return splice(messages, dropped, kept)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.endpoint.model!r})"
