@@ -24,9 +24,7 @@ def test_bad_judge_replies_are_counted_not_scored(openai_stub, monkeypatch):
         return scripted_llm(body)
 
     openai_stub.reply = reply
-    cfg = compose_config(
-        [*SMALL, "judge=gpt4o", f"judge.endpoint.base_url={openai_stub.base_url}"]
-    )
+    cfg = compose_config([*SMALL, "judge=gpt4o", f"judge.endpoint.base_url={openai_stub.base_url}"])
     result = run_job(validate(cfg))
     metrics = result.metrics()
     failed = [r for r in result.probe_results if r.judgment.failed]

@@ -16,31 +16,58 @@ from benchmark.transcript.models import Message, Transcript
 MESSAGES = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "Make the importer tolerate blank lines."},
-    {"role": "assistant", "content": None, "tool_calls": [{
-        "id": "a", "type": "function",
-        "function": {"name": "bash", "arguments": json.dumps({"command": "python import.py"})},
-    }]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "a",
+                "type": "function",
+                "function": {
+                    "name": "bash",
+                    "arguments": json.dumps({"command": "python import.py"}),
+                },
+            }
+        ],
+    },
     {"role": "tool", "tool_call_id": "a", "content": "ValueError: empty row at line 12"},
-    {"role": "assistant", "content": None, "tool_calls": [{
-        "id": "b", "type": "function",
-        "function": {"name": "write_file", "arguments": json.dumps(
-            {"path": "src/importer/rows.py", "content": "def skip_blank_rows(rows):\n    pass\n"})},
-    }]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "b",
+                "type": "function",
+                "function": {
+                    "name": "write_file",
+                    "arguments": json.dumps(
+                        {
+                            "path": "src/importer/rows.py",
+                            "content": "def skip_blank_rows(rows):\n    pass\n",
+                        }
+                    ),
+                },
+            }
+        ],
+    },
     {"role": "tool", "tool_call_id": "b", "content": "wrote src/importer/rows.py"},
-    {"role": "assistant", "content": "We'll use a generator instead of a list because the "
-                                     "files are large.\nNext steps:\n1. Wire skip_blank_rows "
-                                     "into the importer"},
+    {
+        "role": "assistant",
+        "content": "We'll use a generator instead of a list because the "
+        "files are large.\nNext steps:\n1. Wire skip_blank_rows "
+        "into the importer",
+    },
     {"role": "user", "content": "ok"},
 ]
 
 
 def _transcript(tid: str = "t1", source: str = "a/t1.json", messages=MESSAGES) -> Transcript:
-    return Transcript(id=tid, source=source,
-                      messages=[Message.model_validate(m) for m in messages])
+    return Transcript(id=tid, source=source, messages=[Message.model_validate(m) for m in messages])
 
 
-POINT = CompactionPoint(transcript_id="t1", ordinal=0, head_end=2, tail_start=7, end=8,
-                        tokens_before=0)
+POINT = CompactionPoint(
+    transcript_id="t1", ordinal=0, head_end=2, tail_start=7, end=8, tokens_before=0
+)
 CONFIG = ProbeConfig()
 
 
@@ -85,8 +112,9 @@ def test_hit_is_restamped_for_the_requesting_transcript(tmp_path: Path):
     assert all(p.point == 2 and p.id.split("/")[1] == "p2" for p in hit)
 
 
-@pytest.mark.parametrize("garbage", ["{not json", '{"key": "other", "probes": []}',
-                                     '{"probes": [{"id": 1}]}', ""])
+@pytest.mark.parametrize(
+    "garbage", ["{not json", '{"key": "other", "probes": []}', '{"probes": [{"id": 1}]}', ""]
+)
 def test_corrupt_file_is_regenerated(tmp_path: Path, garbage: str):
     transcript = _transcript()
     path = cache_path(tmp_path, cache_key(transcript, POINT, CONFIG))
@@ -100,5 +128,6 @@ def test_corrupt_file_is_regenerated(tmp_path: Path, garbage: str):
 def test_none_disables_the_cache(tmp_path: Path):
     transcript = _transcript()
     assert load_or_generate(transcript, POINT, CONFIG, None) == generate_probes(
-        transcript, POINT, CONFIG)
+        transcript, POINT, CONFIG
+    )
     assert list(tmp_path.iterdir()) == []

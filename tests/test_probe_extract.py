@@ -25,8 +25,11 @@ def _call(name: str, args: dict, call_id: str, content: str | None = None) -> di
         "role": "assistant",
         "content": content,
         "tool_calls": [
-            {"id": call_id, "type": "function",
-             "function": {"name": name, "arguments": json.dumps(args)}}
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
         ],
     }
 
@@ -41,70 +44,113 @@ def _say(text: str) -> dict:
 
 HEAD = [
     {"role": "system", "content": "You are a coding agent. HEADSENTINEL rules apply."},
-    {"role": "user", "content": (
-        "Fix the stale cache bug. HEADSENTINEL: earlier we saw\n"
-        "FAILED tests/test_head.py::test_head_sentinel - ValueError: HEADSENTINEL\n"
-        "Decision: use HEADSENTINEL storage rather than disk because HEADSENTINEL is faster.\n"
-        "- [ ] HEADSENTINEL task\nI pinned head_sentinel to 9.9.9."
-    )},
+    {
+        "role": "user",
+        "content": (
+            "Fix the stale cache bug. HEADSENTINEL: earlier we saw\n"
+            "FAILED tests/test_head.py::test_head_sentinel - ValueError: HEADSENTINEL\n"
+            "Decision: use HEADSENTINEL storage rather than disk because HEADSENTINEL is faster.\n"
+            "- [ ] HEADSENTINEL task\nI pinned head_sentinel to 9.9.9."
+        ),
+    },
 ]
 
 REGION = [
-    _say("Plan:\n- [ ] Reproduce the stale cache bug\n- [ ] Fix TTL handling in "
-         "`src/app/cache.py`\n- [ ] Add a regression test for TTL expiry\n"
-         "- [ ] Update the changelog"),
+    _say(
+        "Plan:\n- [ ] Reproduce the stale cache bug\n- [ ] Fix TTL handling in "
+        "`src/app/cache.py`\n- [ ] Add a regression test for TTL expiry\n"
+        "- [ ] Update the changelog"
+    ),
     _call("Read", {"file_path": "src/app/cache.py"}, "c1"),
     _result("c1", "class Cache:\n    def get(self, key):\n        return self._data[key]\n"),
     _call("bash", {"command": "pytest tests/test_cache.py -q"}, "c2"),
-    _result("c2", (
-        "..F.F\n"
-        "E       AssertionError: assert 'stale' == 'fresh'\n"
-        "FAILED tests/test_cache.py::test_ttl_expiry - AssertionError: assert 'stale' == 'fresh'\n"
-        "FAILED tests/test_cache.py::test_concurrent_get - TimeoutError: lock not released\n"
-        "2 failed, 3 passed in 0.12s"
-    )),
-    _say("The root cause is that `get()` never compares the stored timestamp with the TTL. "
-         "Decision: compare timestamps with time.monotonic() rather than time.time() because "
-         "wall-clock jumps would expire entries early."),
-    _call("str_replace_based_edit_tool", {
-        "command": "str_replace", "path": "src/app/cache.py",
-        "old_str": "        return self._data[key]",
-        "new_str": "        if self._is_expired(key):\n            return None\n"
-                   "        return self._data[key]",
-    }, "c3"),
+    _result(
+        "c2",
+        (
+            "..F.F\n"
+            "E       AssertionError: assert 'stale' == 'fresh'\n"
+            "FAILED tests/test_cache.py::test_ttl_expiry - AssertionError: assert 'stale' == 'fresh'\n"
+            "FAILED tests/test_cache.py::test_concurrent_get - TimeoutError: lock not released\n"
+            "2 failed, 3 passed in 0.12s"
+        ),
+    ),
+    _say(
+        "The root cause is that `get()` never compares the stored timestamp with the TTL. "
+        "Decision: compare timestamps with time.monotonic() rather than time.time() because "
+        "wall-clock jumps would expire entries early."
+    ),
+    _call(
+        "str_replace_based_edit_tool",
+        {
+            "command": "str_replace",
+            "path": "src/app/cache.py",
+            "old_str": "        return self._data[key]",
+            "new_str": "        if self._is_expired(key):\n            return None\n"
+            "        return self._data[key]",
+        },
+        "c3",
+    ),
     _result("c3", "The file src/app/cache.py has been edited."),
-    _call("Write", {"file_path": "tests/test_ttl.py",
-                    "content": "def test_ttl_expires_entries():\n    assert expire_after(1)\n"},
-          "c4"),
+    _call(
+        "Write",
+        {
+            "file_path": "tests/test_ttl.py",
+            "content": "def test_ttl_expires_entries():\n    assert expire_after(1)\n",
+        },
+        "c4",
+    ),
     _result("c4", "File created successfully at: tests/test_ttl.py"),
     _call("bash", {"command": "python -c 'import redis'"}, "c5"),
-    _result("c5", "Traceback (most recent call last):\n  File \"<string>\", line 1\n"
-                  "ModuleNotFoundError: No module named 'redis'"),
-    _call("edit_file", {"path": "requirements.txt", "old_str": "httpx",
-                        "new_str": "httpx==0.27.0\nredis==5.0.1"}, "c6"),
+    _result(
+        "c5",
+        'Traceback (most recent call last):\n  File "<string>", line 1\n'
+        "ModuleNotFoundError: No module named 'redis'",
+    ),
+    _call(
+        "edit_file",
+        {"path": "requirements.txt", "old_str": "httpx", "new_str": "httpx==0.27.0\nredis==5.0.1"},
+        "c6",
+    ),
     _result("c6", "Edited requirements.txt"),
-    _call("apply_patch", {"input": (
-        "*** Begin Patch\n*** Add File: src/app/metrics.py\n+def record_cache_hit(key):\n"
-        "+    HITS[key] += 1\n*** Update File: src/app/config.py\n-TTL_SECONDS = 30\n"
-        "+TTL_SECONDS = 60\n*** End Patch"
-    )}, "c7"),
+    _call(
+        "apply_patch",
+        {
+            "input": (
+                "*** Begin Patch\n*** Add File: src/app/metrics.py\n+def record_cache_hit(key):\n"
+                "+    HITS[key] += 1\n*** Update File: src/app/config.py\n-TTL_SECONDS = 30\n"
+                "+TTL_SECONDS = 60\n*** End Patch"
+            )
+        },
+        "c7",
+    ),
     _result("c7", "Done!"),
-    _call("shell", {"command": "cat > docs/cache.md << 'EOF'\n# Cache\nEntries expire.\nEOF\n"
-                               "sed -i 's/30s/60s/' README.md"}, "c8"),
+    _call(
+        "shell",
+        {
+            "command": "cat > docs/cache.md << 'EOF'\n# Cache\nEntries expire.\nEOF\n"
+            "sed -i 's/30s/60s/' README.md"
+        },
+        "c8",
+    ),
     _result("c8", ""),
     _call("str_replace_editor", {"command": "view", "path": "setup.cfg"}, "c9"),
     _result("c9", "[metadata]\nname = app\n"),
     _call("bash", {"command": "cat pyproject.toml"}, "c10"),
-    _result("c10", "[project]\nname = \"app\"\n"),
+    _result("c10", '[project]\nname = "app"\n'),
     _say("We'll use an LRU eviction policy instead of FIFO, as hot keys must survive bursts."),
-    _say("- [x] Reproduce the stale cache bug\n- [x] Fix TTL handling in `src/app/cache.py`\n"
-         "- [ ] Add a regression test for TTL expiry\n- [ ] Update the changelog"),
+    _say(
+        "- [x] Reproduce the stale cache bug\n- [x] Fix TTL handling in `src/app/cache.py`\n"
+        "- [ ] Add a regression test for TTL expiry\n- [ ] Update the changelog"
+    ),
     _call("bash", {"command": "pytest tests/ -q"}, "c11"),
-    _result("c11", (
-        "FAILED tests/test_ttl.py::test_ttl_expires_entries - NameError: name 'expire_after' "
-        "is not defined\nFAILED tests/test_cache.py::test_concurrent_get - TimeoutError: lock "
-        "not released\n2 failed, 4 passed in 0.30s"
-    )),
+    _result(
+        "c11",
+        (
+            "FAILED tests/test_ttl.py::test_ttl_expires_entries - NameError: name 'expire_after' "
+            "is not defined\nFAILED tests/test_cache.py::test_concurrent_get - TimeoutError: lock "
+            "not released\n2 failed, 4 passed in 0.30s"
+        ),
+    ),
     _say("I set `max_entries` to 512 so the cache fits in the worker's memory budget."),
 ]
 
@@ -113,8 +159,10 @@ TAIL = [
     _result("t1", "ok"),
     _call("bash", {"command": "pytest tests/test_ttl.py -q"}, "t2"),
     _result("t2", "1 passed in 0.05s"),
-    _say("- [x] Add a regression test for TTL expiry\n- [ ] Update the changelog\n"
-         "- [ ] TAILSENTINEL follow-up\nDecision: use TAILSENTINEL rather than x because y z."),
+    _say(
+        "- [x] Add a regression test for TTL expiry\n- [ ] Update the changelog\n"
+        "- [ ] TAILSENTINEL follow-up\nDecision: use TAILSENTINEL rather than x because y z."
+    ),
     _call("bash", {"command": "python tail_sentinel.py"}, "t3"),
     _result("t3", "RuntimeError: TAILSENTINEL exploded"),
 ]
@@ -135,8 +183,14 @@ def session() -> tuple[Transcript, CompactionPoint]:
     messages = HEAD + REGION + TAIL + FUTURE
     transcript = _transcript(messages)
     stop = len(HEAD) + len(REGION)
-    point = CompactionPoint(transcript_id="fixture", ordinal=0, head_end=len(HEAD),
-                            tail_start=stop, end=stop + len(TAIL), tokens_before=0)
+    point = CompactionPoint(
+        transcript_id="fixture",
+        ordinal=0,
+        head_end=len(HEAD),
+        tail_start=stop,
+        end=stop + len(TAIL),
+        tokens_before=0,
+    )
     return transcript, point
 
 
@@ -199,10 +253,17 @@ def test_recall_errors_pins_and_values(probes):
 
 def test_artifact_trail(probes):
     artifact = _of(probes, "artifact")
-    assert _facts(artifact, "created") == {"tests/test_ttl.py", "src/app/metrics.py",
-                                           "docs/cache.md"}
-    assert _facts(artifact, "modified") == {"src/app/cache.py", "requirements.txt",
-                                            "src/app/config.py", "README.md"}
+    assert _facts(artifact, "created") == {
+        "tests/test_ttl.py",
+        "src/app/metrics.py",
+        "docs/cache.md",
+    }
+    assert _facts(artifact, "modified") == {
+        "src/app/cache.py",
+        "requirements.txt",
+        "src/app/config.py",
+        "README.md",
+    }
     assert _facts(artifact, "read") == {"setup.cfg", "pyproject.toml"}
     by_question = {p.question: p for p in artifact}
     change = by_question["What did we change in `src/app/cache.py`?"]
@@ -227,8 +288,11 @@ def test_continuation_state_at_the_point(probes):
 def test_decisions(probes):
     decisions = _of(probes, "decision")
     facts = _facts(decisions)
-    assert {f.kind for p in decisions for f in p.gold.facts} <= {"choice", "rationale",
-                                                                 "alternative"}
+    assert {f.kind for p in decisions for f in p.gold.facts} <= {
+        "choice",
+        "rationale",
+        "alternative",
+    }
     assert "wall-clock jumps would expire entries early" in facts
     assert "hot keys must survive bursts" in facts
     assert len(decisions) == 2
@@ -249,8 +313,9 @@ def test_only_configured_types(session):
 def test_nothing_to_ask_yields_no_probes():
     messages = HEAD + [_say("Hello."), {"role": "user", "content": "Thanks."}, _say("Bye.")]
     transcript = _transcript(messages)
-    point = CompactionPoint(transcript_id="fixture", ordinal=0, head_end=2, tail_start=4, end=5,
-                            tokens_before=0)
+    point = CompactionPoint(
+        transcript_id="fixture", ordinal=0, head_end=2, tail_start=4, end=5, tokens_before=0
+    )
     assert generate_probes(transcript, point, ProbeConfig()) == []
 
 
@@ -262,23 +327,34 @@ def _spread_session(n: int) -> tuple[Transcript, CompactionPoint]:
             _result(f"s{i}", f"ValueError: bad value {i * 7} in step {i}"),
         ]
     transcript = _transcript(HEAD + region + [_say("done")])
-    point = CompactionPoint(transcript_id="fixture", ordinal=1, head_end=2,
-                            tail_start=2 + len(region), end=3 + len(region), tokens_before=0)
+    point = CompactionPoint(
+        transcript_id="fixture",
+        ordinal=1,
+        head_end=2,
+        tail_start=2 + len(region),
+        end=3 + len(region),
+        tokens_before=0,
+    )
     return transcript, point
 
 
 def test_per_type_cap_and_stratification():
     transcript, point = _spread_session(30)
     for seed in range(5):
-        probes = generate_probes(transcript, point, ProbeConfig(types=["recall"], per_type=3,
-                                                                seed=seed))
+        probes = generate_probes(
+            transcript, point, ProbeConfig(types=["recall"], per_type=3, seed=seed)
+        )
         assert len(probes) == 3
         assert [p.id for p in probes] == [f"fixture/p1/recall/{n}" for n in range(3)]
         positions = sorted(p.position for p in probes)
         assert positions[0] < 1 / 3 <= positions[1] < 2 / 3 <= positions[2]
     picks = {
-        tuple(p.question for p in generate_probes(
-            transcript, point, ProbeConfig(types=["recall"], per_type=3, seed=seed)))
+        tuple(
+            p.question
+            for p in generate_probes(
+                transcript, point, ProbeConfig(types=["recall"], per_type=3, seed=seed)
+            )
+        )
         for seed in range(5)
     }
     assert len(picks) > 1  # the seed drives the pick within each stratum
@@ -306,8 +382,14 @@ def test_fast_on_a_long_session():
                 messages[i + 1] = {**messages[i + 1], "tool_call_id": f"x{i}"}
     transcript = _transcript(messages)
     assert sum(len(m.render()) for m in transcript.messages) > 1_000_000 // 4
-    point = CompactionPoint(transcript_id="fixture", ordinal=0, head_end=2,
-                            tail_start=len(messages) - 1, end=len(messages), tokens_before=0)
+    point = CompactionPoint(
+        transcript_id="fixture",
+        ordinal=0,
+        head_end=2,
+        tail_start=len(messages) - 1,
+        end=len(messages),
+        tokens_before=0,
+    )
     start = time.perf_counter()
     probes = generate_probes(transcript, point, ProbeConfig())
     assert time.perf_counter() - start < 2.0
@@ -332,15 +414,19 @@ def _swe_transcript(name: str) -> Transcript:
     return _transcript(messages, path.stem)
 
 
-@pytest.mark.parametrize("name", [
-    "pydicom__pydicom-1458.traj",
-    "swe-agent__test-repo-i1.traj",
-    "6e44b9__sweagenttestrepo-1c2844.traj",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pydicom__pydicom-1458.traj",
+        "swe-agent__test-repo-i1.traj",
+        "6e44b9__sweagenttestrepo-1c2844.traj",
+    ],
+)
 def test_swe_agent_trajectories(name):
     transcript = _swe_transcript(name)
-    config = CompactionConfig(context_window=transcript.total_tokens, trigger_ratio=0.97,
-                              head_messages=3, tail_tokens=200)
+    config = CompactionConfig(
+        context_window=transcript.total_tokens, trigger_ratio=0.97, head_messages=3, tail_tokens=200
+    )
     point = find_points(transcript, config)[-1]
     probes = generate_probes(transcript, point, ProbeConfig())
     _check_invariants(transcript, point, probes)
@@ -349,10 +435,13 @@ def test_swe_agent_trajectories(name):
     if name.startswith("pydicom"):
         assert {"recall", "artifact"} <= {p.type for p in probes}
         assert "reproduce_bug.py" in _facts(probes, "created")
-        assert any(f.endswith("pixel_data_handlers/numpy_handler.py")
-                   for f in _facts(probes, "modified"))
-        assert any(f.startswith("AttributeError: Unable to convert the pixel data")
-                   for f in _facts(probes, "detail"))
+        assert any(
+            f.endswith("pixel_data_handlers/numpy_handler.py") for f in _facts(probes, "modified")
+        )
+        assert any(
+            f.startswith("AttributeError: Unable to convert the pixel data")
+            for f in _facts(probes, "detail")
+        )
 
 
 # --- dialects: tool names and argument keys of other agents, SWE-agent text commands -----------
@@ -360,32 +449,56 @@ def test_swe_agent_trajectories(name):
 
 def _region_point(transcript: Transcript, tail: int = 1) -> CompactionPoint:
     n = len(transcript.messages)
-    return CompactionPoint(transcript_id=transcript.id, ordinal=0, head_end=2,
-                           tail_start=n - tail, end=n, tokens_before=0)
+    return CompactionPoint(
+        transcript_id=transcript.id,
+        ordinal=0,
+        head_end=2,
+        tail_start=n - tail,
+        end=n,
+        tokens_before=0,
+    )
 
 
 def test_file_operations_across_tool_dialects():
     region = [
         _call("view_file", {"file": "src/core/engine.py"}, "d1"),
         _result("d1", "def run():\n    return 1\n"),
-        _call("MultiEdit", {"file_path": "src/core/engine.py", "edits": [
-            {"old_string": "    return 1", "new_string": "    return run_pipeline(STAGES)"},
-        ]}, "d2"),
+        _call(
+            "MultiEdit",
+            {
+                "file_path": "src/core/engine.py",
+                "edits": [
+                    {"old_string": "    return 1", "new_string": "    return run_pipeline(STAGES)"},
+                ],
+            },
+            "d2",
+        ),
         _result("d2", "Applied 1 edit"),
-        _call("create_file", {"filename": "src/core/stages.py",
-                              "content": "STAGE_NAMES = ['load', 'save']\n"}, "d3"),
+        _call(
+            "create_file",
+            {"filename": "src/core/stages.py", "content": "STAGE_NAMES = ['load', 'save']\n"},
+            "d3",
+        ),
         _result("d3", "created"),
         _call("bash", {"command": "touch notes.txt && mv notes.txt docs/notes.txt"}, "d4"),
         _result("d4", ""),
         _call("bash", {"command": "echo 'retries = 3' >> settings.ini"}, "d5"),
         _result("d5", ""),
-        _call("apply_patch", {"patch": (
-            "--- /dev/null\n+++ b/src/core/hooks.py\n@@ -0,0 +1 @@\n+def on_stage_done(name):\n"
-            "--- a/src/core/old_api.py\n+++ b/src/core/old_api.py\n@@ -1 +1 @@\n"
-            "-LEGACY = True\n+LEGACY_MODE = False\n")}, "d6"),
+        _call(
+            "apply_patch",
+            {
+                "patch": (
+                    "--- /dev/null\n+++ b/src/core/hooks.py\n@@ -0,0 +1 @@\n+def on_stage_done(name):\n"
+                    "--- a/src/core/old_api.py\n+++ b/src/core/old_api.py\n@@ -1 +1 @@\n"
+                    "-LEGACY = True\n+LEGACY_MODE = False\n"
+                )
+            },
+            "d6",
+        ),
         _result("d6", "patched"),
-        _call("Edit", {"file_path": "src/core/missing.py", "old_string": "a", "new_string": "b"},
-              "d7"),
+        _call(
+            "Edit", {"file_path": "src/core/missing.py", "old_string": "a", "new_string": "b"}, "d7"
+        ),
         _result("d7", "Error: String to replace not found in file."),
         _call("grep", {"pattern": "TODO", "path": "src/core/todo_list.py"}, "d8"),
         _result("d8", "src/core/todo_list.py:3: TODO"),
@@ -393,10 +506,17 @@ def test_file_operations_across_tool_dialects():
     transcript = _transcript(HEAD + region + [_say("done")])
     probes = generate_probes(transcript, _region_point(transcript), ProbeConfig(per_type=20))
     _check_invariants(transcript, _region_point(transcript), probes)
-    assert _facts(probes, "created") == {"src/core/stages.py", "notes.txt", "docs/notes.txt",
-                                         "src/core/hooks.py"}
-    assert _facts(probes, "modified") == {"src/core/engine.py", "settings.ini",
-                                          "src/core/old_api.py"}
+    assert _facts(probes, "created") == {
+        "src/core/stages.py",
+        "notes.txt",
+        "docs/notes.txt",
+        "src/core/hooks.py",
+    }
+    assert _facts(probes, "modified") == {
+        "src/core/engine.py",
+        "settings.ini",
+        "src/core/old_api.py",
+    }
     assert _facts(probes, "read") == set()  # engine.py was read, then modified; grep is a search
     changes = {p.question: _facts([p]) for p in _of(probes, "artifact")}
     assert "run_pipeline" in changes["What did we change in `src/core/engine.py`?"]
@@ -406,25 +526,44 @@ def test_file_operations_across_tool_dialects():
 
 SWE_REGION = [
     _say("Let's write a reproduction script.\n\n```\ncreate repro.py\n```"),
-    {"role": "user", "content": "[File: /repo/repro.py (1 lines total)]\n1:\n\n"
-                                "(Open file: /repo/repro.py)\n(Current directory: /repo)\nbash-$"},
-    _say("```\nedit 1:1\nfrom lib.core import parse_header\nprint(parse_header(b''))\n"
-         "end_of_edit\n```"),
-    {"role": "user", "content": "[File: /repo/repro.py (2 lines total)]\n1:from lib.core import "
-                                "parse_header\nFile updated.\n(Open file: /repo/repro.py)"},
+    {
+        "role": "user",
+        "content": "[File: /repo/repro.py (1 lines total)]\n1:\n\n"
+        "(Open file: /repo/repro.py)\n(Current directory: /repo)\nbash-$",
+    },
+    _say(
+        "```\nedit 1:1\nfrom lib.core import parse_header\nprint(parse_header(b''))\n"
+        "end_of_edit\n```"
+    ),
+    {
+        "role": "user",
+        "content": "[File: /repo/repro.py (2 lines total)]\n1:from lib.core import "
+        "parse_header\nFile updated.\n(Open file: /repo/repro.py)",
+    },
     _say("Run it.\n```\npython repro.py\n```"),
-    {"role": "user", "content": "Traceback (most recent call last):\n  File \"repro.py\", line 2\n"
-                                "IndexError: index out of range in parse_header\n"
-                                "(Open file: /repo/repro.py)"},
+    {
+        "role": "user",
+        "content": 'Traceback (most recent call last):\n  File "repro.py", line 2\n'
+        "IndexError: index out of range in parse_header\n"
+        "(Open file: /repo/repro.py)",
+    },
     _say("```\nopen src/lib/core.py 40\n```"),
-    {"role": "user", "content": "[File: /repo/src/lib/core.py (120 lines total)]\n"
-                                "40:def parse_header(data):\n41:    return data[0]\n"
-                                "(Open file: /repo/src/lib/core.py)"},
-    _say("The crash is due to indexing an empty byte string.\n```\nedit 41:41\n"
-         "    return data[0] if data else EMPTY_HEADER\nend_of_edit\n```"),
-    {"role": "user", "content": "[File: /repo/src/lib/core.py (120 lines total)]\n41:    return "
-                                "data[0] if data else EMPTY_HEADER\nFile updated.\n"
-                                "(Open file: /repo/src/lib/core.py)"},
+    {
+        "role": "user",
+        "content": "[File: /repo/src/lib/core.py (120 lines total)]\n"
+        "40:def parse_header(data):\n41:    return data[0]\n"
+        "(Open file: /repo/src/lib/core.py)",
+    },
+    _say(
+        "The crash is due to indexing an empty byte string.\n```\nedit 41:41\n"
+        "    return data[0] if data else EMPTY_HEADER\nend_of_edit\n```"
+    ),
+    {
+        "role": "user",
+        "content": "[File: /repo/src/lib/core.py (120 lines total)]\n41:    return "
+        "data[0] if data else EMPTY_HEADER\nFile updated.\n"
+        "(Open file: /repo/src/lib/core.py)",
+    },
 ]
 
 
@@ -440,8 +579,7 @@ def test_swe_agent_text_commands():
     assert _facts([error]) == {"IndexError: index out of range in parse_header"}
     change = by_question["What did we change in `/repo/src/lib/core.py`?"]
     assert "EMPTY_HEADER" in _facts([change])
-    assert _facts([by_question["What was the crash due to?"]]) == {
-        "indexing an empty byte string"}
+    assert _facts([by_question["What was the crash due to?"]]) == {"indexing an empty byte string"}
 
 
 # --- the synthetic generator's sessions, against its planted ground truth ---------------------
@@ -467,8 +605,10 @@ def test_synthetic_session_agrees_with_ground_truth():
     assert _facts(probes, "read") <= values("file_read")
 
     open_at_point = {
-        f.value for f in planted
-        if f.kind == "pending" and point.head_end <= f.message_index < point.tail_start
+        f.value
+        for f in planted
+        if f.kind == "pending"
+        and point.head_end <= f.message_index < point.tail_start
         and (f.details.get("closed_at") is None or f.details["closed_at"] >= point.end)
     }
     checklist = [p for p in probes if "plan or checklist" in p.question]

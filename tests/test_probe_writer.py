@@ -26,12 +26,15 @@ MESSAGES = [
     {"role": "tool", "tool_call_id": "a", "content": "ValueError: empty row at line 12"},
     {"role": "assistant", "content": "I'll add skip_blank_rows to src/importer/rows.py."},
     {"role": "tool", "tool_call_id": "b", "content": "wrote src/importer/rows.py"},
-    {"role": "assistant", "content": "We'll use a generator instead of a list because the "
-                                     "files are large."},
+    {
+        "role": "assistant",
+        "content": "We'll use a generator instead of a list because the files are large.",
+    },
     {"role": "user", "content": "ok"},
 ]
-POINT = CompactionPoint(transcript_id="t1", ordinal=1, head_end=2, tail_start=7, end=8,
-                        tokens_before=0)
+POINT = CompactionPoint(
+    transcript_id="t1", ordinal=1, head_end=2, tail_start=7, end=8, tokens_before=0
+)
 CONFIG = ProbeConfig(types=["recall", "decision"], per_type=2)
 
 
@@ -39,11 +42,23 @@ def _transcript() -> Transcript:
     return Transcript(id="t1", source="mem", messages=[Message.model_validate(m) for m in MESSAGES])
 
 
-def _probe(ptype="recall", question="What error did the importer raise first?",
-           quote="ValueError: empty row at line 12", index=1, facts=None, answer="The error."):
+def _probe(
+    ptype="recall",
+    question="What error did the importer raise first?",
+    quote="ValueError: empty row at line 12",
+    index=1,
+    facts=None,
+    answer="The error.",
+):
     facts = facts if facts is not None else [{"kind": "detail", "text": "empty row at line 12"}]
-    return {"type": ptype, "question": question, "gold_answer": answer, "facts": facts,
-            "evidence_quote": quote, "message_index": index}
+    return {
+        "type": ptype,
+        "question": question,
+        "gold_answer": answer,
+        "facts": facts,
+        "evidence_quote": quote,
+        "message_index": index,
+    }
 
 
 def _serve(stub, *probes) -> None:
@@ -58,10 +73,17 @@ def writer(openai_stub, monkeypatch) -> LLMProbeWriter:
 
 
 def test_valid_probes_come_through_with_absolute_evidence(openai_stub, writer):
-    decision = _probe("decision", "Why did we pick a generator for the rows?",
-                      "because the files are large", 4,
-                      [{"kind": "rationale", "text": "the files are large"},
-                       {"kind": "alternative", "text": "a list"}], "Large files.")
+    decision = _probe(
+        "decision",
+        "Why did we pick a generator for the rows?",
+        "because the files are large",
+        4,
+        [
+            {"kind": "rationale", "text": "the files are large"},
+            {"kind": "alternative", "text": "a list"},
+        ],
+        "Large files.",
+    )
     _serve(openai_stub, _probe(), decision)
     probes, result = write_probes(_transcript(), POINT, CONFIG, writer)
     assert result.dropped == 0 and result.reasons == {}
@@ -75,7 +97,9 @@ def test_valid_probes_come_through_with_absolute_evidence(openai_stub, writer):
     assert body["response_format"]["type"] == "json_schema"
     schema = body["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["probes"]["items"]["properties"]["type"]["enum"] == [
-        "recall", "decision"]
+        "recall",
+        "decision",
+    ]
     system, user = body["messages"]
     assert system["role"] == "system" and "ValueError" not in system["content"]
     shown = json.loads(user["content"])["data"]["messages"]
@@ -94,11 +118,17 @@ def test_invented_quote_is_dropped_and_a_wrong_index_is_corrected(openai_stub, w
 
 
 def test_facts_not_in_the_region_are_dropped(openai_stub, writer):
-    partly = _probe(facts=[{"kind": "detail", "text": "empty row at line 12"},
-                           {"kind": "identifier", "text": "ImportError"},
-                           {"kind": "identifier", "text": "You are a coding agent"}])  # head
-    invented = _probe(question="Which version did we pin?",
-                      facts=[{"kind": "identifier", "text": "pandas==2.2.1"}])
+    partly = _probe(
+        facts=[
+            {"kind": "detail", "text": "empty row at line 12"},
+            {"kind": "identifier", "text": "ImportError"},
+            {"kind": "identifier", "text": "You are a coding agent"},
+        ]
+    )  # head
+    invented = _probe(
+        question="Which version did we pin?",
+        facts=[{"kind": "identifier", "text": "pandas==2.2.1"}],
+    )
     _serve(openai_stub, partly, invented)
     probes, result = write_probes(_transcript(), POINT, CONFIG, writer)
     assert [[f.text for f in p.gold.facts] for p in probes] == [["empty row at line 12"]]
@@ -106,8 +136,12 @@ def test_facts_not_in_the_region_are_dropped(openai_stub, writer):
 
 
 def test_fact_found_elsewhere_gets_its_own_evidence(openai_stub, writer):
-    both = _probe(facts=[{"kind": "detail", "text": "empty row at line 12"},
-                         {"kind": "identifier", "text": "skip_blank_rows"}])
+    both = _probe(
+        facts=[
+            {"kind": "detail", "text": "empty row at line 12"},
+            {"kind": "identifier", "text": "skip_blank_rows"},
+        ]
+    )
     _serve(openai_stub, both)
     (probe,), _ = write_probes(_transcript(), POINT, CONFIG, writer)
     assert [e.message_index for e in probe.evidence] == [3, 4]
@@ -123,8 +157,9 @@ def test_question_leaking_its_fact_is_dropped(openai_stub, writer):
 def test_per_type_cap_duplicates_and_unrequested_types():
     texts = ["alpha beta", "gamma delta", "epsilon zeta"]
     items = [
-        _probe(question=f"Question {n}?", quote=word, index=9,
-               facts=[{"kind": "weird", "text": word}])
+        _probe(
+            question=f"Question {n}?", quote=word, index=9, facts=[{"kind": "weird", "text": word}]
+        )
         for n, word in enumerate(["alpha", "gamma", "epsilon"])
     ]
     items += [items[0], _probe("artifact", quote="alpha", facts=[{"kind": "read", "text": "beta"}])]
@@ -137,8 +172,9 @@ def test_per_type_cap_duplicates_and_unrequested_types():
 
 
 def test_invalid_json_is_retried(openai_stub, writer):
-    replies = iter(["Sure! Here are the probes:", '{"questions": []}',
-                    json.dumps({"probes": [_probe()]})])
+    replies = iter(
+        ["Sure! Here are the probes:", '{"questions": []}', json.dumps({"probes": [_probe()]})]
+    )
     openai_stub.reply = lambda body: next(replies)
     probes, _ = write_probes(_transcript(), POINT, CONFIG, writer)
     assert len(probes) == 1 and len(openai_stub.requests) == 3
@@ -177,8 +213,12 @@ def test_only_region_text_reaches_the_model(openai_stub, writer):
         messages[i] = messages[i].model_copy(update={"content": f"{messages[i].content} {word}"})
     transcript = base.model_copy(update={"messages": messages})
     region_text = messages[point.head_end].render()
-    _serve(openai_stub, _probe(quote=region_text[:40], index=0,
-                               facts=[{"kind": "detail", "text": region_text[:20]}]))
+    _serve(
+        openai_stub,
+        _probe(
+            quote=region_text[:40], index=0, facts=[{"kind": "detail", "text": region_text[:20]}]
+        ),
+    )
     probes, _ = write_probes(transcript, point, ProbeConfig(), writer)
     sent = " ".join(message_text(m) for m in openai_stub.requests[0].body["messages"])
     assert head not in sent and tail not in sent
@@ -187,8 +227,10 @@ def test_only_region_text_reaches_the_model(openai_stub, writer):
 
 
 def test_long_regions_are_cut_per_message_within_budget():
-    region = [Message(role="user", content="short note"),
-              Message(role="tool", tool_call_id="x", content="log line " * 3000)]
+    region = [
+        Message(role="user", content="short note"),
+        Message(role="tool", tool_call_id="x", content="log line " * 3000),
+    ]
     shown = render_region(region, 400)
     assert shown[0]["text"] == "short note"
     assert shown[1]["text"].endswith(CLIP_MARK) and len(shown[1]["text"]) < 2000
@@ -196,8 +238,11 @@ def test_long_regions_are_cut_per_message_within_budget():
 
 
 def test_default_config_keys_are_unchanged():
-    assert ProbeConfig().key_data() == {"types": list(ProbeConfig().types), "per_type": 8,
-                                        "seed": 0}
+    assert ProbeConfig().key_data() == {
+        "types": list(ProbeConfig().types),
+        "per_type": 8,
+        "seed": 0,
+    }
     with pytest.raises(ValueError, match="_target_"):
         ProbeConfig(writer={"endpoint": {}})
 
@@ -221,4 +266,5 @@ def test_llm_gpt4o_composes_validates_and_builds(openai_stub, monkeypatch, tmp_p
     assert local.probe.writer["endpoint"]["api_key_env"] is None
     # A config with a writer keys the extractor cache apart from the default config.
     assert cache_key(_transcript(), POINT, config.probe) != cache_key(
-        _transcript(), POINT, ProbeConfig(types=config.probe.types, seed=config.probe.seed))
+        _transcript(), POINT, ProbeConfig(types=config.probe.types, seed=config.probe.seed)
+    )

@@ -58,8 +58,14 @@ def region() -> list[Message]:
             "Pinning filelock==3.13.1 as well.",
             tool_calls=[
                 call("a3", "write_file", path="src/app/lock.py", content="import threading\n"),
-                call("a4", "str_replace_editor", command="str_replace", path="src/app/cache.py",
-                     old_str="CACHE = {}", new_str="CACHE = {}\nLOCK = None"),
+                call(
+                    "a4",
+                    "str_replace_editor",
+                    command="str_replace",
+                    path="src/app/cache.py",
+                    old_str="CACHE = {}",
+                    new_str="CACHE = {}\nLOCK = None",
+                ),
             ],
         ),
         Message(role="tool", tool_call_id="a3", content="File written."),

@@ -45,8 +45,11 @@ def session() -> Segments:
         Message(role="user", content=f"Fix the flaky import job. {HEAD}"),
     ]
     region = [
-        Message(role="assistant", content="Reading.", tool_calls=[call("r1", "read_file",
-                                                                        path="src/job.py")]),
+        Message(
+            role="assistant",
+            content="Reading.",
+            tool_calls=[call("r1", "read_file", path="src/job.py")],
+        ),
         Message(role="tool", tool_call_id="r1", content=f"def run():\n    pass  # {REGION}"),
         Message(role="user", content=f"Keep the retry count at 3. {REGION}"),
         Message(
@@ -58,8 +61,11 @@ def session() -> Segments:
     ]
     tail = [
         Message(role="user", content=f"Status? {TAIL}"),
-        Message(role="assistant", content=f"Rerunning. {TAIL}",
-                tool_calls=[call("t1", "bash", command="pytest -q")]),
+        Message(
+            role="assistant",
+            content=f"Rerunning. {TAIL}",
+            tool_calls=[call("t1", "bash", command="pytest -q")],
+        ),
         Message(role="tool", tool_call_id="t1", content=f"2 passed {TAIL}"),
         Message(role="assistant", content=f"All green. {TAIL}"),
     ]
@@ -164,8 +170,7 @@ def test_regenerative_sends_no_previous_summary() -> None:
 
 def test_anchored_iterative_carries_its_summary_across_points() -> None:
     seg = session()
-    first = Segments(head=seg.head, region=seg.region[:2], tail=seg.region[2:],
-                     region_offset=2)
+    first = Segments(head=seg.head, region=seg.region[:2], tail=seg.region[2:], region_offset=2)
     spy = Spy()
     policy = build(AnchoredIterative, spy)
     out1 = policy.compact(first)
@@ -231,8 +236,9 @@ def test_hermes_budget_over_everything_changes_nothing() -> None:
 
 def test_straddling_calls_keep_their_results() -> None:
     seg = session()
-    shifted = Segments(head=[*seg.head, seg.region[0]], region=seg.region[1:], tail=seg.tail,
-                       region_offset=3)
+    shifted = Segments(
+        head=[*seg.head, seg.region[0]], region=seg.region[1:], tail=seg.tail, region_offset=3
+    )
     for cls, kwargs in FACTORIES:
         out = build(cls, **kwargs).compact(shifted)
         assert_valid(out)
