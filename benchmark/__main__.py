@@ -15,7 +15,7 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from benchmark.errors import UserError
+from benchmark.errors import JobFailed, UserError
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 log = logging.getLogger("benchmark")
@@ -28,6 +28,9 @@ def hydra_main(cfg: DictConfig) -> float | None:
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except JobFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)
 
 
 def run(cfg: DictConfig) -> float | None:
@@ -51,7 +54,18 @@ def run(cfg: DictConfig) -> float | None:
 
         run_id = log_job(config, resolved, result, card)
         log.info("MLflow run %s in %s", run_id, tracking_uri(config.tracking.store_dir))
+    check_failures(result.failed_fraction, config.execution.fail_on_error)
     return result.scores().overall
+
+
+def check_failures(fraction: float, allowed: float) -> None:
+    """Fail the job (after everything is logged) when too many probes have no score."""
+    if fraction > allowed:
+        raise JobFailed(
+            f"{fraction:.1%} of probes failed after all retries, more than "
+            f"execution.fail_on_error={allowed:g}; results are logged, failures are in "
+            "judgments.jsonl (error field)"
+        )
 
 
 def check_options(argv: list[str]) -> None:

@@ -63,6 +63,12 @@ class JobResult(BaseModel):
             ),
         )
 
+    @property
+    def failed_fraction(self) -> float:
+        """Share of probes with no score (answer or judgment failed after all retries)."""
+        results = self.probe_results
+        return sum(r.failed for r in results) / len(results) if results else 0.0
+
     def metrics(self) -> dict[str, float]:
         """Flat metric names for tracking: dimensions by name, the rest grouped by prefix."""
         overall = self.scores()
@@ -74,6 +80,8 @@ class JobResult(BaseModel):
             "points": len(self.points),
             "failures/answers": sum(r.answer.failed for r in results),
             "failures/judgments": sum(r.judgment.failed and not r.answer.failed for r in results),
+            "failures/probes": sum(r.failed for r in results),
+            "failures/fraction": self.failed_fraction,
             "tokens/before": before,
             "tokens/after": after,
             "compression_ratio": before / max(1, after),

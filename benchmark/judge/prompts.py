@@ -10,6 +10,7 @@ instructions cannot pose as part of the prompt.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -258,7 +259,31 @@ def _gold(request: JudgeRequest) -> dict[str, object]:
     return {"answer": gold.answer, "facts": [{"kind": f.kind, "text": f.text} for f in gold.facts]}
 
 
+# Every probe of a point renders the same messages: remember the last few renders.
+# Requests copy the list, but the Message objects are shared, so they are the key.
+_RENDERED: dict[tuple[tuple[int, ...], int], tuple[tuple[Message, ...], str]] = {}
+_RENDERED_MAX = 8
+_RENDERED_LOCK = threading.Lock()
+
+
 def render_context(messages: Sequence[Message], max_tokens: int) -> str:
+    """:func:`render_messages`, memoized on the identity of the (frozen) messages,
+    because tokenizing a 60K-token context costs tens of ms per call."""
+    kept = tuple(messages)
+    key = (tuple(map(id, kept)), max_tokens)
+    with _RENDERED_LOCK:
+        hit = _RENDERED.get(key)
+    if hit is not None:  # the stored tuple keeps the objects alive, so ids are theirs
+        return hit[1]
+    text = render_messages(kept, max_tokens)
+    with _RENDERED_LOCK:
+        if len(_RENDERED) >= _RENDERED_MAX:
+            _RENDERED.pop(next(iter(_RENDERED)))
+        _RENDERED[key] = (kept, text)
+    return text
+
+
+def render_messages(messages: Sequence[Message], max_tokens: int) -> str:
     """Messages as ``[role]`` blocks, keeping the most recent ones within ``max_tokens``.
 
     Compaction damage sits in the older part, but the newest messages are what
