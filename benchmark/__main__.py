@@ -30,7 +30,16 @@ def hydra_main(cfg: DictConfig) -> float | None:
         sys.exit(2)
     except JobFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
-        sys.exit(1)
+        if not _in_sweep():  # in a sweep the other jobs go on; this one is logged
+            sys.exit(1)
+        return None
+
+
+def _in_sweep() -> bool:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
 def run(cfg: DictConfig) -> float | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 from conftest import SMALL, compose_config, group_options
@@ -12,6 +11,7 @@ from benchmark.__main__ import run
 from benchmark.config import validate
 from benchmark.errors import UserError
 from benchmark.pipeline import run_job
+from benchmark.stub import scripted_reply
 
 GROUPS = ["transcript", "policy", "summarizer", "probe", "answerer", "judge", "rubric", "tracking"]
 CASES = [(g, o) for g in GROUPS for o in group_options(g)]
@@ -32,44 +32,8 @@ def test_every_group_has_options():
         assert group_options(group), f"conf/{group}/ is empty"
 
 
-def scripted_llm(body: dict) -> str:
-    """Stand-in model: a valid verdict for judge calls, a short answer otherwise."""
-    from benchmark.judge.reference import ReferenceJudge
-
-    if "messages" not in body:  # a Responses API turn: the answerer after server-side compaction
-        return "NOT IN CONTEXT\nscripted guess"
-    prompt = " ".join(str(m.get("content", "")) for m in body["messages"])
-    data = _data(body)
-    if "messages" in data:  # the probe writer: one probe quoting the first long region message
-        shown = next(m for m in data["messages"] if len(m["text"]) > 60)
-        quote = shown["text"][:60]
-        fact = {"kind": "detail", "text": quote[:30]}
-        probe = {
-            "type": "recall",
-            "question": "What happened early in this part?",
-            "gold_answer": quote,
-            "facts": [fact],
-            "evidence_quote": quote,
-            "message_index": shown["index"],
-        }
-        return json.dumps({"probes": [probe]})
-    if "data.region" in prompt:  # the LLM summarizer: every heading its system prompt asks for
-        asked = re.findall(r"^## (.+)$", body["messages"][0]["content"], re.M)
-        return "\n\n".join(f"## {h}\n- scripted" for h in asked)
-    asked = sorted(c for c in ReferenceJudge.CRITERIA if c in prompt)
-    if "verdict" in prompt:  # the 2/1/0 judge
-        return json.dumps({"reasoning": "scripted", "verdict": "partial"})
-    if "response_format" in body or "criterionResults" in prompt:
-        results = [{"criterionId": c, "score": 1, "reasoning": "scripted"} for c in asked]
-        return json.dumps({"criterionResults": results})
-    return "NOT IN CONTEXT\nscripted guess"
-
-
-def _data(body: dict) -> dict:
-    try:
-        return json.loads(body["messages"][-1]["content"]).get("data", {})
-    except (ValueError, AttributeError):
-        return {}
+# The stand-in model lives in the package now; the old name stays for other tests.
+scripted_llm = scripted_reply
 
 
 def endpoint_key(group: str, option: str) -> str | None:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 import openai
@@ -15,11 +20,18 @@ import pytest
 from openai_stub import (  # noqa: F401
     CREATED,
     Fault,
+    FaultMix,
     OpenAIStub,
     StubRequest,
     decrypt,
     openai_stub_fixture,
+    scripted_reply,
+    serve_in_subprocess,
 )
+
+from benchmark.llm import Endpoint, LLMClient, UsageLedger
+from benchmark.stub import stub_argv
+from benchmark.stub.__main__ import main as stub_main
 
 USER = [{"role": "user", "content": "where is the config file kept"}]
 TRANSPORTS = ["httpx", "aiohttp"]
@@ -463,3 +475,216 @@ def test_faults_apply_to_the_responses_routes(stub: OpenAIStub) -> None:
             client.responses.create(model="m", input=ITEMS)
         assert client.responses.compact(model="m", input=ITEMS).output  # queue spent
     assert len(stub.requests) == 6
+
+
+# -- random faults ----------------------------------------------------------------------------
+
+
+def hits(mix: FaultMix, n: int) -> list[str | None]:
+    return list(islice(mix.draws(), n))
+
+
+def test_fault_mix_is_reproducible_from_its_seed() -> None:
+    mix = FaultMix(rate=0.3, seed=7)
+    assert hits(mix, 200) == hits(FaultMix(rate=0.3, seed=7), 200)
+    assert hits(mix, 200) != hits(FaultMix(rate=0.3, seed=8), 200)
+    assert {k for k in hits(mix, 200) if k is not None} == {"429", "500", "hang", "malformed"}
+    only = FaultMix(rate=0.5, kinds="429, hang", seed=1)  # the CLI's comma-separated form
+    assert only.kinds == ("429", "hang")
+    assert {k for k in hits(only, 100) if k is not None} == {"429", "hang"}
+    with pytest.raises(ValueError):
+        FaultMix(kinds=("418",))
+    with pytest.raises(ValueError):
+        FaultMix(rate=1.5)
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.05, 0.2, 0.5, 1.0])
+def test_fault_mix_rate_is_honoured(rate: float) -> None:
+    for seed in range(3):
+        faulted = sum(k is not None for k in hits(FaultMix(rate=rate, seed=seed), 500))
+        assert abs(faulted / 500 - rate) <= 0.06
+
+
+def test_server_draws_in_arrival_order_and_queued_faults_come_first(stub: OpenAIStub) -> None:
+    mix = FaultMix(rate=0.5, kinds=("500",), seed=4)
+    stub.faults = mix
+    stub.queue(Fault.status(503), times=2)  # served first, without consuming draws
+    outcomes: list[str] = []
+    with sync_client(stub) as client:
+        for _ in range(22):
+            try:
+                client.chat.completions.create(model="m", messages=USER)
+                outcomes.append("ok")
+            except openai.InternalServerError as exc:
+                outcomes.append(str(exc.status_code))
+    expected = ["ok" if k is None else k for k in hits(mix, 20)]
+    assert outcomes == ["503", "503", *expected]
+    stats = stub.stats()
+    assert stats.requests == 22 and stats.rejected == 0
+    assert stats.served == expected.count("ok")
+    assert stats.faults == {"503": 2, "500": expected.count("500")}
+    stub.faults = FaultMix(rate=0.5, kinds=("500",), seed=4)  # a new mix restarts its sequence
+    with sync_client(stub) as client:
+        try:
+            client.chat.completions.create(model="m", messages=USER)
+            again = "ok"
+        except openai.InternalServerError:
+            again = "500"
+    assert again == expected[0]
+
+
+def fault_then_success_seed() -> int:
+    """A seed whose first draw faults and whose second does not, at rate 0.5."""
+    return next(
+        seed
+        for seed in range(100)
+        if [k is not None for k in hits(FaultMix(rate=0.5, seed=seed), 2)] == [True, False]
+    )
+
+
+@pytest.mark.parametrize("kind", ["429", "500", "hang", "malformed"])
+def test_each_random_fault_is_retried_by_our_client(stub: OpenAIStub, kind: str) -> None:
+    stub.faults = FaultMix(
+        rate=0.5, kinds=(kind,), seed=fault_then_success_seed(), retry_after=0.25, hang_s=3.0
+    )
+    endpoint = Endpoint(
+        name="stub",
+        model="m",
+        base_url=stub.base_url,
+        api_key_env=None,
+        timeout_s=0.3,
+        backoff_initial_s=0.01,
+        max_retries=6,
+    )
+    ledger = UsageLedger()
+    started = time.monotonic()
+    completion, _ = LLMClient(endpoint, "judge", ledger).complete(USER)
+    elapsed = time.monotonic() - started
+    assert completion.text == "stub reply: where is the config file kept"
+    assert len(stub.requests) == 2
+    metrics = ledger.metrics()
+    assert (metrics["llm/calls"], metrics["llm/retries"], metrics["llm/failures"]) == (2, 1, 1)
+    stats = stub.stats()
+    assert stats.faults == {kind: 1}
+    if kind == "429":  # the server's 0.25 s, not the 0.01 s backoff
+        assert stats.served == 1 and 0.25 <= elapsed < 1.5
+    if kind == "hang":  # our 0.3 s timeout cut the 3 s hang short
+        assert 0.3 <= elapsed < 2.0
+    if kind in ("500", "malformed"):
+        assert stats.served == 1 and elapsed < 1.0
+
+
+def test_stats_count_rejections_and_unrecorded_requests() -> None:
+    with OpenAIStub(record=False, require_key="sk-test") as server:
+        with (
+            sync_client(server, api_key="sk-wrong") as client,
+            pytest.raises(openai.AuthenticationError),
+        ):
+            client.chat.completions.create(model="m", messages=USER)
+        with sync_client(server) as client:
+            client.chat.completions.create(model="m", messages=USER)
+        assert server.requests == []
+        stats = server.stats()
+    assert (stats.requests, stats.served, stats.rejected, stats.faults) == (2, 1, 1, {})
+
+
+# -- the command line -------------------------------------------------------------------------
+
+
+def test_cli_in_a_subprocess_serves_the_scripted_model() -> None:
+    with serve_in_subprocess(latency=0.05, scripted=True) as base_url:
+        assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
+        client = openai.OpenAI(base_url=base_url, api_key="any", max_retries=0, timeout=5)
+        with client:
+            started = time.monotonic()
+            out = client.chat.completions.create(model="m", messages=USER)
+            assert time.monotonic() - started >= 0.05
+    assert out.choices[0].message.content == scripted_reply({"model": "m", "messages": USER})
+    port = int(base_url.rsplit(":", 1)[1].split("/")[0])
+    with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
+        probe.connect(("127.0.0.1", port))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_cli_faults_and_clean_shutdown(signum: int) -> None:
+    command = [sys.executable, "-m", "benchmark.stub"]
+    command += stub_argv(fault_rate=1.0, fault_kinds=["429"], retry_after=0.5)
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        first = child.stdout.readline()
+        assert first.startswith("listening on http://127.0.0.1:")
+        client = openai.OpenAI(base_url=first.split()[-1], api_key="x", max_retries=0, timeout=5)
+        with client, pytest.raises(openai.RateLimitError) as caught:
+            client.chat.completions.create(model="m", messages=USER)
+        assert caught.value.response.headers["retry-after"] == "0.5"
+        child.send_signal(signum)
+        out, err = child.communicate(timeout=10)
+    finally:
+        child.kill() if child.poll() is None else None
+    assert child.returncode == 0, err
+    assert out == "" and err == ""  # the address line was the only output
+
+
+def test_cli_rejects_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert stub_main(["--fault-rate", "2"]) == 2
+    assert "--fault-rate" in capsys.readouterr().err
+    assert stub_main(["--fault-rate", "0.1", "--fault-kinds", "429,teapot"]) == 2
+    assert "--fault-kinds" in capsys.readouterr().err
+    assert stub_argv(latency=0.2, scripted=True, seed=None, fault_kinds=("429", "hang")) == [
+        "--latency",
+        "0.2",
+        "--scripted",
+        "--fault-kinds",
+        "429,hang",
+    ]
+
+
+# -- the scripted model -----------------------------------------------------------------------
+
+SHOWN = [
+    {"index": 2, "text": "short"},
+    {"index": 5, "text": "pytest tests/test_cache.py::test_ttl failed with KeyError on lookup"},
+]
+SCRIPTED_BODIES: dict[str, dict[str, Any]] = {
+    "judge": {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "Score accuracy_factual and artifact_key_details."},
+            {"role": "user", "content": "Answer: httpx"},
+        ],
+        "response_format": {"type": "json_object"},
+    },
+    "verdict": {
+        "model": "m",
+        "messages": [{"role": "user", "content": "Give a verdict: correct, partial or wrong."}],
+    },
+    "summarizer": {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "Write:\n## Goal\n## Files touched"},
+            {"role": "user", "content": "Summarize data.region below."},
+        ],
+    },
+    "writer": {
+        "model": "m",
+        "messages": [{"role": "user", "content": json.dumps({"data": {"messages": SHOWN}})}],
+    },
+    "answerer": {"model": "m", "messages": USER},
+    "responses": {"model": "m", "input": "what changed"},
+}
+
+
+def test_scripted_model_answers_each_prompt_validly_and_deterministically() -> None:
+    replies = {name: scripted_reply(body) for name, body in SCRIPTED_BODIES.items()}
+    for name, body in SCRIPTED_BODIES.items():
+        reordered = json.loads(json.dumps(dict(reversed(list(body.items())))))
+        assert scripted_reply(copy.deepcopy(body)) == replies[name]
+        assert scripted_reply(reordered) == replies[name]
+    criteria = [r["criterionId"] for r in json.loads(replies["judge"])["criterionResults"]]
+    assert criteria == ["accuracy_factual", "artifact_key_details"]
+    assert json.loads(replies["verdict"])["verdict"] == "partial"
+    assert replies["summarizer"] == "## Goal\n- scripted\n\n## Files touched\n- scripted"
+    (probe,) = json.loads(replies["writer"])["probes"]
+    assert probe["message_index"] == 5 and probe["gold_answer"].startswith("pytest tests/")
+    assert replies["answerer"] == replies["responses"] == "NOT IN CONTEXT\nscripted guess"

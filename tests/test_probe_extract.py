@@ -69,7 +69,8 @@ REGION = [
         (
             "..F.F\n"
             "E       AssertionError: assert 'stale' == 'fresh'\n"
-            "FAILED tests/test_cache.py::test_ttl_expiry - AssertionError: assert 'stale' == 'fresh'\n"
+            "FAILED tests/test_cache.py::test_ttl_expiry - "
+            "AssertionError: assert 'stale' == 'fresh'\n"
             "FAILED tests/test_cache.py::test_concurrent_get - TimeoutError: lock not released\n"
             "2 failed, 3 passed in 0.12s"
         ),
@@ -488,7 +489,8 @@ def test_file_operations_across_tool_dialects():
             "apply_patch",
             {
                 "patch": (
-                    "--- /dev/null\n+++ b/src/core/hooks.py\n@@ -0,0 +1 @@\n+def on_stage_done(name):\n"
+                    "--- /dev/null\n+++ b/src/core/hooks.py\n@@ -0,0 +1 @@\n"
+                    "+def on_stage_done(name):\n"
                     "--- a/src/core/old_api.py\n+++ b/src/core/old_api.py\n@@ -1 +1 @@\n"
                     "-LEGACY = True\n+LEGACY_MODE = False\n"
                 )

@@ -10,6 +10,7 @@ The SDK's own retries are off, so every retry is counted and bounded here.
 from __future__ import annotations
 
 import email.utils
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -78,17 +79,33 @@ class _WaitRetryAfter(tenacity.wait.wait_base):
         return self.fallback(retry_state)
 
 
+def first_wait(exc: BaseException, initial_s: float) -> float:
+    """The wait after a first failed try (what :func:`retrying` would wait)."""
+    if isinstance(exc, InvalidReply):
+        return 0.0
+    asked = retry_after(exc)
+    if asked is not None:
+        return min(asked, MAX_RETRY_AFTER_S)
+    return initial_s + random.uniform(0, initial_s)
+
+
 def retrying(
     max_retries: int,
     initial_s: float,
     max_s: float,
     on_retry: Callable[[tenacity.RetryCallState], Any] | None = None,
+    first: int = 0,
 ) -> tenacity.AsyncRetrying:
-    """An ``async for attempt in retrying(...)`` loop: at most ``max_retries`` retries."""
+    """An ``async for attempt in retrying(...)`` loop: at most ``max_retries`` retries.
+
+    ``first``: tries already made (and waited for), so the backoff continues from there.
+    """
     return tenacity.AsyncRetrying(
         stop=tenacity.stop_after_attempt(max_retries + 1),
         wait=_WaitRetryAfter(
-            tenacity.wait_exponential_jitter(initial=initial_s, max=max_s, jitter=initial_s)
+            tenacity.wait_exponential_jitter(
+                multiplier=initial_s * 2**first, max=max_s, jitter=initial_s
+            )
         ),
         retry=tenacity.retry_if_exception(is_transient),
         before_sleep=on_retry,

@@ -31,12 +31,26 @@ def tracking_uri(store_dir: str | Path) -> str:
     return f"sqlite:///{Path(store_dir).resolve() / 'mlflow.db'}"
 
 
+_PREPARED: dict[tuple[Path, str], str] = {}  # opening a SQLite store costs ~1 s; once a process
+
+
 def prepare_store(store_dir: str | Path, experiment: str) -> str:
     """Create and migrate the store and the experiment; returns the experiment id."""
     import mlflow
-    from mlflow import MlflowClient
 
     store = Path(store_dir).resolve()
+    known = _PREPARED.get((store, experiment))
+    if known is not None and (store / "mlflow.db").exists():
+        mlflow.set_tracking_uri(tracking_uri(store))
+        return known
+    _PREPARED[(store, experiment)] = found = _prepare(store, experiment)
+    return found
+
+
+def _prepare(store: Path, experiment: str) -> str:
+    import mlflow
+    from mlflow import MlflowClient
+
     store.mkdir(parents=True, exist_ok=True)
     mlflow.set_tracking_uri(tracking_uri(store))
     client = MlflowClient()

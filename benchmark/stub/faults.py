@@ -1,0 +1,125 @@
+"""What the stub can do wrong: one scripted :class:`Fault`, or a seeded random :class:`FaultMix`.
+
+A fault is the server misbehaving the way real providers do (rate limits with
+``Retry-After``, 5xx, a reply that never comes, a 200 whose body is not JSON),
+so the client's retry and timeout paths run against the real SDK over sockets.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+FaultKind = Literal["429", "500", "hang", "malformed"]
+FAULT_KINDS: tuple[FaultKind, ...] = ("429", "500", "hang", "malformed")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A scripted misbehaviour; build with the class methods, not the constructor."""
+
+    kind: Literal["status", "hang", "malformed", "empty_choices"]
+    status_code: int = 200
+    retry_after: float | None = None
+    seconds: float = 0.0
+    message: str = ""
+
+    @classmethod
+    def status(cls, code: int, retry_after: float | None = None, message: str = "") -> Fault:
+        """An HTTP error with an OpenAI-style error body (and ``Retry-After`` when given)."""
+        return cls(kind="status", status_code=code, retry_after=retry_after, message=message)
+
+    @classmethod
+    def hang(cls, seconds: float) -> Fault:
+        """Sleep before answering normally; lets tests drive client-side timeouts."""
+        return cls(kind="hang", seconds=seconds)
+
+    @classmethod
+    def malformed(cls) -> Fault:
+        """HTTP 200 whose body is not valid JSON."""
+        return cls(kind="malformed")
+
+    @classmethod
+    def empty_choices(cls) -> Fault:
+        """A well-formed completion with ``choices: []`` (Responses routes: ``output: []``)."""
+        return cls(kind="empty_choices")
+
+    @property
+    def label(self) -> str:
+        """The name it is counted under in :meth:`OpenAIStub.stats` (``"429"``, ``"hang"``...)."""
+        return str(self.status_code) if self.kind == "status" else self.kind
+
+
+class FaultMix(BaseModel):
+    """Random faults on a fraction of requests, reproducible from ``seed``.
+
+    The n-th request that draws (in arrival order) gets the n-th item of
+    :meth:`draws`, so a sequential client sees the same faults on every run.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rate: float = Field(0.2, ge=0, le=1, description="probability that a request faults")
+    kinds: tuple[FaultKind, ...] = Field(FAULT_KINDS, min_length=1)
+    seed: int = 0
+    retry_after: float = Field(0.05, ge=0, description="Retry-After of a 429, in seconds")
+    hang_s: float = Field(5.0, ge=0, description="a hang's delay; meant to exceed the timeout")
+
+    @field_validator("kinds", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        """Accept ``"429,hang"`` as well as a sequence (the CLI passes a string)."""
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    def draws(self) -> Iterator[FaultKind | None]:
+        """The endless, seeded sequence of outcomes: a fault kind, or ``None`` (no fault)."""
+        rng = random.Random(self.seed)
+        while True:
+            hit = rng.random() < self.rate
+            kind = self.kinds[rng.randrange(len(self.kinds))]
+            yield kind if hit else None
+
+    def fault(self, kind: FaultKind) -> Fault:
+        """The concrete :class:`Fault` a drawn ``kind`` stands for."""
+        if kind == "429":
+            return Fault.status(429, retry_after=self.retry_after)
+        if kind == "500":
+            return Fault.status(500)
+        if kind == "hang":
+            return Fault.hang(self.hang_s)
+        return Fault.malformed()
+
+
+class StubStats(BaseModel):
+    """Counters since the stub started; ``served`` counts valid 2xx replies only."""
+
+    requests: int = 0
+    served: int = 0
+    rejected: int = Field(0, description="4xx for a bad key, body or unsupported format")
+    faults: dict[str, int] = Field(default_factory=dict, description="by Fault.label")
+
+
+_ERROR_TYPES = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    404: ("invalid_request_error", None),
+    429: ("requests", "rate_limit_exceeded"),
+}
+
+
+def error_type(status_code: int) -> tuple[str, str | None]:
+    """The OpenAI error ``type`` and ``code`` a status comes with."""
+    return _ERROR_TYPES.get(status_code, ("server_error", None))
+
+
+def error_body(
+    message: str, type_: str, param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
+    """The JSON shape OpenAI uses for errors; the SDK reads ``error.message`` from it."""
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}

@@ -1,0 +1,65 @@
+"""A stand-in model that gives a valid reply to each of the benchmark's own prompts.
+
+With it as the stub's reply hook, a whole job (probe writer, summarizer,
+answerer, judge in either mode, the Responses API answerer) runs end to end
+offline. It reads only the request body, so the same request always gets the
+same reply: reruns, caches and concurrent schedules see identical results.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from typing import Any
+
+GUESS = "NOT IN CONTEXT\nscripted guess"
+
+
+@cache
+def _criteria() -> frozenset[str]:
+    """Rubric criteria a judge prompt may name (imported late: the stub needs no judge)."""
+    from benchmark.judge.reference import ReferenceJudge
+
+    return ReferenceJudge.CRITERIA
+
+
+def scripted_reply(body: dict[str, Any]) -> str:
+    """A valid verdict for judge calls, headings for the summarizer, one probe for the
+    probe writer, and a short answer otherwise."""
+    if "messages" not in body:  # a Responses API turn: the answerer after server-side compaction
+        return GUESS
+    prompt = " ".join(str(m.get("content", "")) for m in body["messages"])
+    data = request_data(body)
+    if "messages" in data:  # the probe writer: one probe quoting the first long region message
+        shown = next(m for m in data["messages"] if len(m["text"]) > 60)
+        quote = shown["text"][:60]
+        fact = {"kind": "detail", "text": quote[:30]}
+        probe = {
+            "type": "recall",
+            "question": "What happened early in this part?",
+            "gold_answer": quote,
+            "facts": [fact],
+            "evidence_quote": quote,
+            "message_index": shown["index"],
+        }
+        return json.dumps({"probes": [probe]})
+    if "data.region" in prompt:  # the LLM summarizer: every heading its system prompt asks for
+        asked = re.findall(r"^## (.+)$", body["messages"][0]["content"], re.M)
+        return "\n\n".join(f"## {h}\n- scripted" for h in asked)
+    if "verdict" in prompt:  # the 2/1/0 judge
+        return json.dumps({"reasoning": "scripted", "verdict": "partial"})
+    if "response_format" in body or "criterionResults" in prompt:
+        asked = sorted(c for c in _criteria() if c in prompt)
+        results = [{"criterionId": c, "score": 1, "reasoning": "scripted"} for c in asked]
+        return json.dumps({"criterionResults": results})
+    return GUESS
+
+
+def request_data(body: dict[str, Any]) -> dict[str, Any]:
+    """The ``data`` object of a prompt whose last message is JSON (probe writer, summarizer)."""
+    try:
+        data = json.loads(body["messages"][-1]["content"]).get("data", {})
+    except (ValueError, AttributeError, TypeError, KeyError, IndexError):
+        return {}
+    return data if isinstance(data, dict) else {}
