@@ -82,6 +82,7 @@ class LLMClient:
         self._format: StructuredOutput = endpoint.structured_output
         self._client: openai.AsyncOpenAI | None = None  # the Responses API
         self._transport: ChatTransport | None = None  # chat completions
+        self._semaphore: asyncio.Semaphore | None = None  # see _slot
 
     # -- public calls -----------------------------------------------------------------------
 
@@ -276,11 +277,14 @@ class LLMClient:
 
     def _slot(self) -> asyncio.Semaphore:
         """The endpoint's concurrency limit, shared by every client of that endpoint."""
+        if self._semaphore is not None:
+            return self._semaphore
         limit = self.endpoint.max_concurrency
         ident = (normalise_base_url(self.endpoint.base_url), self.endpoint.model, limit)
         slot = _SLOTS.get(ident)
         if slot is None:
             slot = _SLOTS[ident] = asyncio.Semaphore(limit)
+        self._semaphore = slot
         return slot
 
     async def _send_chat(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -329,14 +333,12 @@ class LLMClient:
         if not self.ledger.keep_calls:  # the hot path: counts only
             self.ledger.record(
                 self.role,
-                Usage(
-                    calls=int(not cached),
-                    cache_hits=int(cached),
-                    failures=int(error is not None),
-                    input_tokens=tokens_in,
-                    output_tokens=tokens_out,
-                    cost_usd=cost,
-                ),
+                calls=int(not cached),
+                cache_hits=int(cached),
+                failures=int(error is not None),
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                cost_usd=cost,
             )
             return
         self.ledger.record_call(

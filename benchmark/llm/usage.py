@@ -30,6 +30,9 @@ class Usage(BaseModel):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
+_FIELDS = tuple(Usage.model_fields)
+
+
 class CallRecord(BaseModel):
     """One request to an endpoint as sent and as answered (never the key)."""
 
@@ -53,13 +56,20 @@ class UsageLedger:
 
     def __init__(self, keep_calls: bool = False) -> None:
         self._lock = threading.Lock()
-        self._roles: dict[str, Usage] = {}
+        self._roles: dict[str, list[float]] = {}  # plain counters: this is per call
         self.keep_calls = keep_calls
         self._calls: list[CallRecord] = []
 
-    def record(self, role: str, usage: Usage) -> None:
+    def record(self, role: str, usage: Usage | None = None, **counts: float) -> None:
+        """Add ``usage`` (or the named counts, which is cheaper) to ``role``'s totals."""
+        values = usage.model_dump() if usage is not None else counts
         with self._lock:
-            self._roles.setdefault(role, Usage()).add(usage)
+            totals = self._roles.get(role)
+            if totals is None:
+                totals = self._roles[role] = [0] * len(_FIELDS)
+            for i, name in enumerate(_FIELDS):
+                if name in values:
+                    totals[i] += values[name]
 
     def record_call(self, call: CallRecord) -> None:
         """Count ``call`` (a failure when it has an error) and keep it if asked to."""
@@ -71,9 +81,9 @@ class UsageLedger:
             output_tokens=call.output_tokens,
             cost_usd=call.cost_usd,
         )
-        with self._lock:
-            self._roles.setdefault(call.role, Usage()).add(usage)
-            if self.keep_calls:
+        self.record(call.role, usage)
+        if self.keep_calls:
+            with self._lock:
                 self._calls.append(call)
 
     def calls(self) -> list[CallRecord]:
@@ -82,7 +92,10 @@ class UsageLedger:
 
     def roles(self) -> dict[str, Usage]:
         with self._lock:
-            return {role: u.model_copy() for role, u in self._roles.items()}
+            return {
+                role: Usage(**dict(zip(_FIELDS, totals, strict=True)))
+                for role, totals in self._roles.items()
+            }
 
     def metrics(self) -> dict[str, float]:
         out: dict[str, float] = {}
