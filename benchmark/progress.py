@@ -35,6 +35,7 @@ class JobProgress:
         self.failed = 0
         self._lock = threading.Lock()
         self._last_log = 0.0
+        self._logged: tuple[int, int] | None = None  # (done, total) of the last log line
         self._bar = None
         self._task = None
 
@@ -69,7 +70,7 @@ class JobProgress:
         if self._bar is not None:
             self._update_bar()
             self._bar.stop()
-        elif self.mode == "log" and self.total:
+        elif self.mode == "log" and self.total and self._logged != (self.done, self.total):
             log.info("%s", self.summary())
 
     def add(self, probes: int) -> None:
@@ -108,6 +109,7 @@ class JobProgress:
                 due = now - self._last_log >= LOG_EVERY_S or (self.done == self.total > 0)
                 if due:
                     self._last_log = now
+                    self._logged = (self.done, self.total)
             if due:
                 log.info("%s", self.summary())
 
