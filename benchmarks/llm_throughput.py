@@ -95,21 +95,29 @@ def fresh_client(base_url: str, concurrency: int, cache: ResponseCache | None = 
     return client
 
 
-def throughput(base_url: str, latency: float, calls: int) -> tuple[list[Row], Burst]:
-    """(a) calls/s against ``c / latency`` at c = 1, 16, 64, and the c=64 burst for (d)."""
+def throughput(
+    base_url: str, latency: float, calls: int, repeats: int = 3
+) -> tuple[list[Row], Burst]:
+    """(a) calls/s against ``c / latency`` at c = 1, 16, 64: the median of ``repeats``
+    bursts (this machine is shared and noisy), with the range; the median c=64 burst
+    is kept for (d)."""
     rows, last = [], None
     for c in (1, 16, 64):
         n = max(20, calls * c // 64)
         client = fresh_client(base_url, c)
-        last = burst(client, n, f"rate c={c}")
+        bursts = sorted(
+            (burst(client, n, f"rate c={c} #{k}") for k in range(repeats)), key=lambda b: b.rate
+        )
         close_all()
+        last = bursts[len(bursts) // 2]
         ideal = c / latency
         ratio = last.rate / ideal
+        spread = f"{bursts[0].rate / ideal:.3f}-{bursts[-1].rate / ideal:.3f}"
         target, ok = ("≥ 0.90", ratio >= 0.9) if c == 64 else ("-", None)
         rows.append(
             Row(
-                f"(a) calls/s at c={c}, {n} calls",
-                f"{last.rate:.1f} / {ideal:.0f} = {ratio:.3f}",
+                f"(a) calls/s at c={c}, median of {repeats} x {n} calls",
+                f"{last.rate:.1f} / {ideal:.0f} = {ratio:.3f} (range {spread})",
                 target,
                 ok,
             )

@@ -14,11 +14,13 @@ from benchmark.progress import JobProgress
 def test_log_mode_reports_counts_once_at_the_end(caplog):
     ledger = UsageLedger()
     ledger.record("judge", calls=3, cache_hits=2, retries=1, input_tokens=900, cost_usd=0.25)
-    with caplog.at_level(logging.INFO, logger="benchmark.progress"):
-        with JobProgress(ledger, mode="log") as progress:
-            progress.add(2)
-            progress.finished(failed=False)
-            progress.finished(failed=True)
+    with (
+        caplog.at_level(logging.INFO, logger="benchmark.progress"),
+        JobProgress(ledger, mode="log") as progress,
+    ):
+        progress.add(2)
+        progress.finished(failed=False)
+        progress.finished(failed=True)
     lines = [r.getMessage() for r in caplog.records]
     assert lines[-1] == (
         "2/2 probes | 1 failed | 3 calls | 2 cached | 1 retries | 0 call failures | "

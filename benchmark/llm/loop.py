@@ -8,6 +8,7 @@ the pipeline can keep hundreds of probes in flight without a thread each.
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import Future
@@ -26,6 +27,11 @@ class _Loop:
     def get(cls) -> asyncio.AbstractEventLoop:
         with cls._lock:
             if cls._loop is None:
+                # Everything alive now (imports, config, transcripts) lives as long as the
+                # job: freezing it keeps full collections from scanning it, which stalled
+                # the loop for tens of ms at a time (64 calls in flight: 0.88 -> 0.90 of ideal).
+                gc.collect()
+                gc.freeze()
                 loop = asyncio.new_event_loop()
                 threading.Thread(target=loop.run_forever, name="llm-loop", daemon=True).start()
                 cls._loop = loop
