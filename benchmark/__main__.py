@@ -3,19 +3,27 @@
 Hydra composes ``conf/``; ``benchmark.config`` validates it; ``benchmark.pipeline``
 runs the job; ``benchmark.tracking`` logs it to MLflow; the scorecard is printed.
 User errors (bad option, bad value, malformed transcript) end in one line on
-stderr and exit code 2, never a traceback.
+stderr and exit code 2, never a traceback. In a sweep (``-m``) a job's user error
+fails that job; Hydra reports it after the batch as the job's overrides plus the
+same one line, and exits 1.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import hydra
+from hydra.errors import CompactHydraException
 from omegaconf import DictConfig
 
 from benchmark.errors import JobFailed, UserError
+
+if TYPE_CHECKING:
+    from benchmark.tracking import SweepInfo
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 log = logging.getLogger("benchmark")
@@ -26,6 +34,10 @@ def hydra_main(cfg: DictConfig) -> float | None:
     try:
         return run(cfg)
     except UserError as exc:
+        if _in_sweep():
+            # Not sys.exit: in a joblib worker or a submitit job that is a crash, not a
+            # failed job. Hydra prints a compact exception as its message, no traceback.
+            raise CompactHydraException(f"error: {exc}") from None
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
     except JobFailed as exc:
@@ -42,8 +54,24 @@ def _in_sweep() -> bool:
     return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
+def _sweep_info() -> SweepInfo | None:
+    """This job's place in a Hydra multirun, as plain data for the tracking layer."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not _in_sweep():
+        return None
+    from benchmark.tracking import sweep_info
+
+    hydra_cfg = HydraConfig.get()
+    return sweep_info(
+        str(hydra_cfg.sweep.dir),
+        [str(o) for o in hydra_cfg.overrides.task],
+        int(hydra_cfg.job.num),
+    )
+
+
 def run(cfg: DictConfig) -> float | None:
-    """Validate, run, log, print. Returns the overall score (a sweeper's objective)."""
+    """Validate, run, log, print. Returns the configured objective (what a sweeper optimizes)."""
     from benchmark import config as config_mod
     from benchmark import scorecard
     from benchmark.pipeline import build_parts, run_job
@@ -52,19 +80,49 @@ def run(cfg: DictConfig) -> float | None:
     config = config_mod.validate(resolved)
     parts = build_parts(config)  # a missing key or bad option fails here, before any work
     if config.tracking.enabled:
-        from benchmark.tracking import prepare_store
+        from benchmark.tracking import prepare_tracking
 
-        # Migrate a fresh store before the work, not after it.
-        prepare_store(config.tracking.store_dir, config.tracking.experiment)
+        # Migrate a fresh store (or reach the server) before the work, not after it.
+        prepare_tracking(config.tracking)
     result = run_job(config, parts)
     card = scorecard.render(result)
+    metrics = result.metrics()
+    objectives = {"score_per_kilotoken": score_per_kilotoken(metrics)}
     if config.tracking.enabled:
-        from benchmark.tracking import log_job, tracking_uri
+        from benchmark.tracking import log_job, store_uri
 
-        run_id = log_job(config, resolved, result, card)
-        log.info("MLflow run %s in %s", run_id, tracking_uri(config.tracking.store_dir))
+        run_id = log_job(
+            config,
+            resolved,
+            result,
+            card,
+            sweep=_sweep_info(),
+            extra_metrics={k: v for k, v in objectives.items() if v is not None},
+        )
+        log.info("MLflow run %s in %s", run_id, store_uri(config.tracking))
     check_failures(result.failed_fraction, config.execution.fail_on_error)
-    return result.scores().overall
+    return objective_value(metrics, config.objective)
+
+
+def score_per_kilotoken(metrics: Mapping[str, float]) -> float | None:
+    """The overall score per thousand kept tokens: ``overall / (tokens/after / points / 1000)``.
+
+    The denominator is the mean compacted context per compaction point (in thousands of
+    tokens), so the value does not grow with the number of points a session has. It
+    rewards a policy that keeps a small context without losing the score; like the
+    overall it needs judged probes (None when none was).
+    """
+    overall, after, points = (metrics.get(k) for k in ("overall", "tokens/after", "points"))
+    if overall is None or not after or not points:
+        return None
+    return overall / (after / points / 1000)
+
+
+def objective_value(metrics: Mapping[str, float], objective: str) -> float | None:
+    """What the job returns to a sweeper: ``overall`` (0..scale_max) or ``score_per_kilotoken``."""
+    if objective == "score_per_kilotoken":
+        return score_per_kilotoken(metrics)
+    return metrics.get("overall")
 
 
 def check_failures(fraction: float, allowed: float) -> None:
@@ -91,7 +149,8 @@ def check_options(argv: list[str]) -> None:
     for override in overrides:
         group = override.key_or_group
         folder = CONF_DIR / group
-        if override.is_delete() or not folder.is_dir():
+        # hydra/... options (launchers, sweepers) come from plugins, not only from conf/.
+        if override.is_delete() or group.startswith("hydra/") or not folder.is_dir():
             continue
         try:
             values = (

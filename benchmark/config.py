@@ -54,9 +54,16 @@ TranscriptConfig = Annotated[SyntheticTranscripts | FileTranscripts, Field(discr
 
 
 class TrackingConfig(BaseModel):
+    """Where runs are logged: a SQLite store under ``store_dir``, or a tracking server (``uri``)."""
+
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = True
+    uri: str | None = Field(
+        None,
+        description="an MLflow tracking URI (e.g. a shared `mlflow server`); "
+        "null: the SQLite store under store_dir",
+    )
     store_dir: str = "mlruns"
     experiment: str = Field("compaction-benchmark", min_length=1)
     run_name: str | None = None
@@ -92,10 +99,17 @@ class ExecutionConfig(BaseModel):
     )
 
 
+Objective = Literal["overall", "score_per_kilotoken"]
+
+
 class BenchmarkConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     seed: int = 0
+    objective: Objective = Field(
+        "overall",
+        description="what a job returns to a Hydra sweeper (`objective_value` in __main__)",
+    )
     cache: CacheConfig = CacheConfig()
     execution: ExecutionConfig = ExecutionConfig()
     transcript: TranscriptConfig

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pydantic import BaseModel, Field
 
 from benchmark.answerer.base import Answer
@@ -10,7 +12,13 @@ from benchmark.judge.base import Judgment
 from benchmark.llm.usage import CallRecord
 from benchmark.probe.models import PROBE_TYPES, Probe
 from benchmark.rubric import Rubric, Scores, aggregate
+from benchmark.stats import rollup_bootstrap
 from benchmark.transcript.models import Message
+
+# Interval settings of the per-run metrics: fixed, so a rerun logs identical metrics.
+CI_CONFIDENCE = 0.95
+CI_RESAMPLES = 2000
+CI_SEED = 0
 
 
 class ProbeResult(BaseModel):
@@ -63,6 +71,34 @@ class JobResult(BaseModel):
             ),
         )
 
+    def dimension_scores(self, result: ProbeResult) -> dict[str, float | None]:
+        """One probe's score per rubric dimension (the rubric's roll-up of its judgment);
+        None for dimensions it was not judged on, and for failed probes."""
+        if result.failed:
+            return dict.fromkeys(self.rubric.dimensions)
+        dims = aggregate(self.rubric, [result.judgment.scores()]).dimensions
+        return {d: dims.get(d) for d in self.rubric.dimensions}
+
+    def intervals(self) -> dict[str, float]:
+        """95% cluster-bootstrap bounds of the roll-up as metrics: ``overall/ci_low``,
+        ``<dimension>/ci_low``, ``type/<probe type>/ci_low`` (and ``ci_high``).
+
+        Resampled over scored probes by cluster ``(transcript, point)``, with a fixed
+        seed (see ``benchmark.stats``). Cached by content: ``metrics()`` is called
+        more than once per job, and a cache keyed on what is resampled can never
+        go stale, whatever happens to this (mutable) model.
+        """
+        probes = tuple(
+            (
+                (r.probe.transcript_id, r.probe.point),
+                r.probe.type,
+                tuple(sorted(r.judgment.scores().items())),
+            )
+            for r in self.probe_results
+            if not r.failed
+        )
+        return dict(_intervals(self.rubric.model_dump_json(), probes))
+
     @property
     def failed_fraction(self) -> float:
         """Share of probes with no score (answer or judgment failed after all retries)."""
@@ -92,6 +128,7 @@ class JobResult(BaseModel):
             metrics["overall_pct"] = 100 * overall.overall / self.rubric.scale_max
         metrics.update(self.usage)
         metrics.update(overall.dimensions)
+        metrics.update(self.intervals())
         metrics.update({f"criteria/{c}": v for c, v in overall.criteria.items()})
         for ptype in PROBE_TYPES:
             typed = self.scores(ptype)
@@ -118,6 +155,40 @@ class JobResult(BaseModel):
                         "score": r.score,
                         "failed": r.failed,
                         **{f"c/{c}": s for c, s in r.judgment.scores().items()},
+                        **{f"d/{d}": s for d, s in self.dimension_scores(r).items()},
                     }
                 )
         return rows
+
+
+@lru_cache(maxsize=16)
+def _intervals(
+    rubric_json: str, probes: tuple[tuple[tuple[str, int], str, tuple[tuple[str, float], ...]], ...]
+) -> tuple[tuple[str, float], ...]:
+    """CI metrics for scored probes given as (cluster, probe type, criterion scores):
+    overall and dimensions over all probes, the overall only per probe type."""
+    rubric = Rubric.model_validate_json(rubric_json)
+
+    def bounds(chosen: list[tuple]) -> dict[str, tuple[float, float]]:
+        if not chosen:
+            return {}
+        estimates = rollup_bootstrap(
+            rubric,
+            [dict(scores) for _, _, scores in chosen],
+            [cluster for cluster, _, _ in chosen],
+            resamples=CI_RESAMPLES,
+            confidence=CI_CONFIDENCE,
+            seed=CI_SEED,
+        )
+        return {name: (e.low, e.high) for name, e in estimates.items()}
+
+    named = bounds(list(probes))
+    for ptype in PROBE_TYPES:
+        typed = bounds([p for p in probes if p[1] == ptype])
+        if "overall" in typed:
+            named[f"type/{ptype}"] = typed["overall"]
+    return tuple(
+        metric
+        for name, (low, high) in named.items()
+        for metric in ((f"{name}/ci_low", low), (f"{name}/ci_high", high))
+    )

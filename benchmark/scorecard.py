@@ -18,6 +18,9 @@ def render(result: JobResult, console: Console | None = None) -> str:
     scale = result.rubric.scale_max
     overall = result.scores()
     metrics = result.metrics()
+    clusters = len(
+        {(r.probe.transcript_id, r.probe.point) for r in result.probe_results if not r.failed}
+    )
 
     table = Table(
         title=f"Scorecard: policy={result.policy}  transcripts={', '.join(result.transcripts)}",
@@ -27,7 +30,8 @@ def render(result: JobResult, console: Console | None = None) -> str:
             f"over {len(result.points)} compaction point(s), "
             f"compression {metrics['compression_ratio']:.1f}x; "
             f"failures: {int(metrics['failures/answers'])} answers, "
-            f"{int(metrics['failures/judgments'])} judgments"
+            f"{int(metrics['failures/judgments'])} judgments; "
+            f"[95% CI]: bootstrap over {clusters} (transcript, point) cluster(s)"
         ),
     )
     dims = list(result.rubric.dimensions)
@@ -41,10 +45,11 @@ def render(result: JobResult, console: Console | None = None) -> str:
         scores = overall if probe_type is None else result.scores(probe_type)
         if scores.n == 0:
             return
+        key = "overall" if probe_type is None else f"type/{probe_type}"
         table.add_row(
             label,
             str(scores.n),
-            _fmt(scores.overall),
+            _fmt(scores.overall, metrics.get(f"{key}/ci_low"), metrics.get(f"{key}/ci_high")),
             *(_fmt(scores.dimensions.get(d)) for d in dims),
         )
 
@@ -59,5 +64,9 @@ def render(result: JobResult, console: Console | None = None) -> str:
     return text
 
 
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+def _fmt(value: float | None, low: float | None = None, high: float | None = None) -> str:
+    if value is None:
+        return "-"
+    if low is None or high is None:
+        return f"{value:.2f}"
+    return f"{value:.2f} [{low:.2f}, {high:.2f}]"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -285,7 +284,7 @@ def test_yaml_config_instantiates() -> None:
     assert answerer.max_answer_tokens == 400
 
 
-def test_large_context_many_questions_is_fast() -> None:
+def test_large_context_many_questions_find_their_steps() -> None:
     lines = [
         f"step {i}: edited src/mod{i % 97}/file{i}.py and ran pytest tests/test_{i % 13}.py "
         f"-> {i % 5} failures, cache hit ratio {i % 100}%"
@@ -294,8 +293,7 @@ def test_large_context_many_questions_is_fast() -> None:
     context = [tool("\n".join(lines[j : j + 20]), call_id=f"c{j}") for j in range(0, 6000, 20)]
     total = sum(m.tokens for m in context)
     assert total > 150_000
-    answerer = ExtractiveAnswerer()
-    start = time.perf_counter()
+    answerer = ExtractiveAnswerer()  # speed: benchmarks/stage_times.py, not a timed test
     answers = [
         answerer.answer(
             AnswerRequest(
@@ -304,7 +302,6 @@ def test_large_context_many_questions_is_fast() -> None:
         ).text
         for n in range(100, 4100, 100)
     ]
-    assert time.perf_counter() - start < 2.0
     steps = range(100, 4100, 100)
     assert all(a.startswith(f"step {n}: ") for a, n in zip(answers, steps, strict=True))
 

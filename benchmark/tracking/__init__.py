@@ -1,5 +1,20 @@
 """MLflow tracking: the only layer that talks to MLflow."""
 
-from benchmark.tracking.mlflow_store import log_job, prepare_store, tracking_uri
+from benchmark.tracking.mlflow_store import (
+    log_job,
+    prepare_store,
+    prepare_tracking,
+    store_uri,
+    tracking_uri,
+)
+from benchmark.tracking.sweep import SweepInfo, sweep_info
 
-__all__ = ["log_job", "prepare_store", "tracking_uri"]
+__all__ = [
+    "SweepInfo",
+    "log_job",
+    "prepare_store",
+    "prepare_tracking",
+    "store_uri",
+    "sweep_info",
+    "tracking_uri",
+]

@@ -1,22 +1,29 @@
-"""Log one job as one MLflow run in a SQLite store under ``mlruns/``.
+"""Log one job as one MLflow run, in a SQLite store under ``mlruns/`` or on a tracking server.
 
-MLflow >= 3.13 refuses the bare ``./mlruns`` file store, so the tracking
+MLflow >= 3.13 refuses the bare ``./mlruns`` file store, so the local tracking
 store is ``sqlite:///mlruns/mlflow.db`` with artifacts in ``mlruns/artifacts``.
 A fresh store spends seconds on schema migrations; ``prepare_store`` does that
-once, before any job starts, so parallel jobs never race on it.
+once, before any job starts (a Hydra callback does it for a sweep, see
+``callbacks.py``), so parallel jobs never race on it. With ``tracking.uri`` the
+server owns its store: jobs only make sure the experiment exists.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
 
-from benchmark.config import BenchmarkConfig
+from benchmark.config import BenchmarkConfig, TrackingConfig
+from benchmark.errors import UserError
 from benchmark.results import JobResult
 from benchmark.tracking.artifacts import write_artifacts
+from benchmark.tracking.sweep import SweepInfo
 from benchmark.tracking.traces import log_traces
 
 log = logging.getLogger(__name__)
@@ -31,7 +38,21 @@ def tracking_uri(store_dir: str | Path) -> str:
     return f"sqlite:///{Path(store_dir).resolve() / 'mlflow.db'}"
 
 
+def store_uri(tracking: TrackingConfig) -> str:
+    """Where ``tracking`` logs: its server's URI, or the SQLite store under its store_dir."""
+    return tracking.uri or tracking_uri(tracking.store_dir)
+
+
+def prepare_tracking(tracking: TrackingConfig) -> str:
+    """Point MLflow at the configured store or server and make sure the experiment exists;
+    returns the experiment id."""
+    if tracking.uri is None:
+        return prepare_store(tracking.store_dir, tracking.experiment)
+    return prepare_server(tracking.uri, tracking.experiment)
+
+
 _PREPARED: dict[tuple[Path, str], str] = {}  # opening a SQLite store costs ~1 s; once a process
+_PREPARED_SERVERS: dict[tuple[str, str], str] = {}
 
 
 def prepare_store(store_dir: str | Path, experiment: str) -> str:
@@ -49,18 +70,23 @@ def prepare_store(store_dir: str | Path, experiment: str) -> str:
 
 def _prepare(store: Path, experiment: str) -> str:
     import mlflow
-    from mlflow import MlflowClient
 
     store.mkdir(parents=True, exist_ok=True)
     mlflow.set_tracking_uri(tracking_uri(store))
+    return _ensure_experiment(experiment, (store / "artifacts").as_uri())
+
+
+def _ensure_experiment(experiment: str, artifact_location: str | None) -> str:
+    """The experiment's id in the current tracking store, created if missing (race-safe)."""
+    import mlflow
+    from mlflow import MlflowClient
+
     client = MlflowClient()
     found = client.get_experiment_by_name(experiment)
     if found is not None:
         return found.experiment_id
     try:
-        return client.create_experiment(
-            experiment, artifact_location=(store / "artifacts").as_uri()
-        )
+        return client.create_experiment(experiment, artifact_location=artifact_location)
     except mlflow.exceptions.MlflowException:
         # Another job created it between our lookup and create.
         found = client.get_experiment_by_name(experiment)
@@ -69,13 +95,55 @@ def _prepare(store: Path, experiment: str) -> str:
         return found.experiment_id
 
 
-def log_job(
-    config: BenchmarkConfig, resolved: dict[str, Any], result: JobResult, scorecard: str = ""
-) -> str:
-    """One run: flattened config as params, scores as metrics, the rest as artifacts."""
+def prepare_server(uri: str, experiment: str) -> str:
+    """Use the tracking server at ``uri``; create the experiment there unless it exists."""
     import mlflow
 
-    experiment_id = prepare_store(config.tracking.store_dir, config.tracking.experiment)
+    check_reachable(uri)
+    mlflow.set_tracking_uri(uri)
+    known = _PREPARED_SERVERS.get((uri, experiment))
+    if known is None:
+        _PREPARED_SERVERS[(uri, experiment)] = known = _ensure_experiment(experiment, None)
+    return known
+
+
+def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
+    """Fail in one line when an http(s) server does not answer, instead of MLflow's minutes of
+    retries. Other URI schemes (databricks, a database) and servers behind a proxy are left to
+    MLflow: only the proxy could tell."""
+    parts = urlsplit(uri)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return
+    if getproxies().get(parts.scheme) and not proxy_bypass(parts.hostname):
+        return
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise UserError(
+            f"tracking server {uri} is not reachable ({exc.strerror or exc}); start one with "
+            "`mlflow server --host HOST --port PORT` or set tracking.uri / MLFLOW_TRACKING_URI"
+        ) from None
+
+
+def log_job(
+    config: BenchmarkConfig,
+    resolved: dict[str, Any],
+    result: JobResult,
+    scorecard: str = "",
+    *,
+    sweep: SweepInfo | None = None,
+    extra_metrics: dict[str, float] | None = None,
+) -> str:
+    """One run: flattened config as params, scores as metrics, the rest as artifacts.
+
+    A job of a Hydra multirun is tagged with its ``sweep`` (see ``sweep.py``) so the
+    runs of one sweep can be found, compared and reported together.
+    """
+    import mlflow
+
+    experiment_id = prepare_tracking(config.tracking)
     clean = redact(resolved)
     with mlflow.start_run(experiment_id=experiment_id, run_name=config.run_name) as run:
         mlflow.set_tags(
@@ -85,10 +153,11 @@ def log_job(
                 "judge": config.judge.name,
                 "answerer": config.answerer.name,
                 "rubric": config.rubric.name,
+                **(sweep.tags() if sweep is not None else {}),
             }
         )
         mlflow.log_params(flatten(clean))
-        mlflow.log_metrics(result.metrics())
+        mlflow.log_metrics({**result.metrics(), **(extra_metrics or {})})
         for step, point in enumerate(result.points):
             mlflow.log_metrics(
                 {

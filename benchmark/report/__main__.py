@@ -1,0 +1,141 @@
+"""``python -m benchmark.report [SWEEP_OR_EXPERIMENT] [options]``: compare runs.
+
+Without an argument the latest sweep of ``--experiment`` is reported (or, when
+no run there belongs to a sweep, the whole experiment). Writes ``report.md``,
+``report.html``, two PNGs and ``comparison.json`` to ``--out``, logs them to a
+``report:<sweep>`` MLflow run, and prints the table. User errors are one line
+on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from benchmark.errors import UserError
+from benchmark.probe.models import PROBE_TYPES
+
+if TYPE_CHECKING:
+    from benchmark.report import Comparison, ReportFiles, Selection
+
+DEFAULT_REFERENCE = "none"  # the control arm: no compaction at all
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmark.report",
+        description="Compare benchmark runs of a sweep or an experiment, with 95% CIs.",
+    )
+    p.add_argument(
+        "target",
+        nargs="?",
+        metavar="SWEEP_OR_EXPERIMENT",
+        help="a sweep id (its sweep dir, or the end of it) or an experiment name; "
+        "default: the latest sweep",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--store-dir",
+        help="local SQLite store (default: $MLFLOW_TRACKING_URI if set, else mlruns)",
+    )
+    where.add_argument("--tracking-uri", help="any MLflow tracking URI (e.g. a tracking server)")
+    p.add_argument(
+        "--experiment",
+        default="compaction-benchmark",
+        help="where to look for sweeps (default: compaction-benchmark)",
+    )
+    p.add_argument(
+        "--reference",
+        help=f"policy every run is compared with on paired probes (default: "
+        f"{DEFAULT_REFERENCE}, when the runs include it); '-' for no paired differences",
+    )
+    p.add_argument("--probe-type", choices=PROBE_TYPES, help="pair only probes of this type")
+    p.add_argument(
+        "--out", type=Path, help="output folder (default: reports/<sweep or experiment>)"
+    )
+    p.add_argument(
+        "--resamples", type=int, default=2000, help="bootstrap resamples (default: 2000)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    p.add_argument("--no-log", action="store_true", help="write the files only, no MLflow run")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.resamples < 1:
+        print("error: --resamples must be at least 1", file=sys.stderr)
+        return 2
+    # MLflow draws a progress bar per downloaded artifact; one per run is noise here.
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    from benchmark.report import build_report, client_for, select
+
+    try:
+        client = client_for(args.tracking_uri, args.store_dir)
+        from mlflow.exceptions import MlflowException  # after the store check: a slow import
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        selection = select(client, args.target, args.experiment)
+        comparison, files = build_report(
+            client,
+            selection,
+            args.out,
+            reference=_reference(args.reference, selection),
+            probe_type=args.probe_type,
+            resamples=args.resamples,
+            seed=args.seed,
+            log=not args.no_log,
+        )
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except MlflowException as exc:
+        print(f"error: MLflow: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    _print(comparison, files)
+    return 0
+
+
+def _reference(given: str | None, selection: Selection) -> str | None:
+    """An explicit reference must exist (compare says so); the default is used if present."""
+    if given is not None:
+        return None if given == "-" else given
+    if any(run.policy == DEFAULT_REFERENCE for run in selection.runs):
+        return DEFAULT_REFERENCE
+    print(
+        f"note: no '{DEFAULT_REFERENCE}' run here, so no paired differences "
+        "(choose a reference policy with --reference)",
+        file=sys.stderr,
+    )
+    return None
+
+
+def _print(comparison: Comparison, files: ReportFiles) -> None:
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from benchmark.report.render import markdown_table, tables
+
+    console = Console()
+    for i, (heading, table) in enumerate(tables(comparison)):
+        text = markdown_table(*table)
+        if console.is_terminal:
+            if i:
+                console.print(f"\n{heading}:")
+            console.print(Markdown(text))
+        else:  # pipes and logs: the Markdown itself, never wrapped or elided
+            print(f"\n{heading}:" if i else "", text, sep="\n" if i else "")
+    print()
+    for path in (files.markdown, files.html, files.pareto, files.dimensions, files.comparison):
+        print(path)
+    if files.run_id:
+        print(f"MLflow run {files.run_id} (report:{comparison.source})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

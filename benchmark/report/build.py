@@ -1,0 +1,99 @@
+"""Write a report's files and log them as artifacts of a ``report:<source>`` MLflow run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from benchmark.report.compare import Comparison, compare
+from benchmark.report.load import REPORT_TAG, SWEEP_TAG, Selection, load_table
+from benchmark.report.plots import dimensions_plot, pareto_plot
+from benchmark.report.render import to_html, to_markdown
+
+
+class ReportFiles(BaseModel):
+    folder: Path
+    markdown: Path
+    html: Path
+    pareto: Path
+    dimensions: Path
+    comparison: Path
+    run_id: str | None = None
+
+
+def default_folder(selection: Selection) -> Path:
+    """``reports/<name>``: a sweep's id is its (absolute) sweep dir, so its last two parts
+    (``<date>_<time>`` for Hydra's default) name it; unsafe characters become ``_``."""
+    name = selection.source
+    if selection.kind == "sweep" and "/" in name:
+        name = "_".join(p for p in name.rstrip("/").split("/")[-2:] if p)
+    return Path("reports") / (re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "report")
+
+
+def build_report(
+    client: Any,
+    selection: Selection,
+    folder: Path | None = None,
+    *,
+    reference: str | None = "none",
+    probe_type: str | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+    log: bool = True,
+) -> tuple[Comparison, ReportFiles]:
+    """Compare the selected runs, write the five files, and (``log``) log them to MLflow."""
+    tables = {run.run_id: load_table(client, run.run_id) for run in selection.runs}
+    comparison = compare(
+        selection,
+        tables,
+        reference=reference,
+        probe_type=probe_type,
+        resamples=resamples,
+        seed=seed,
+    )
+    folder = folder or default_folder(selection)
+    folder.mkdir(parents=True, exist_ok=True)
+    files = ReportFiles(
+        folder=folder,
+        markdown=folder / "report.md",
+        html=folder / "report.html",
+        pareto=folder / "pareto.png",
+        dimensions=folder / "dimensions.png",
+        comparison=folder / "comparison.json",
+    )
+    pareto_plot(comparison, files.pareto)
+    dimensions_plot(comparison, files.dimensions)
+    captions = {"Score vs tokens kept": files.pareto, "Rubric dimensions": files.dimensions}
+    files.markdown.write_text(to_markdown(comparison, {k: v.name for k, v in captions.items()}))
+    files.html.write_text(to_html(comparison, captions))
+    files.comparison.write_text(comparison.model_dump_json(indent=1) + "\n")
+    if log:
+        files.run_id = log_report(client, selection, comparison, files)
+    return comparison, files
+
+
+def log_report(
+    client: Any, selection: Selection, comparison: Comparison, files: ReportFiles
+) -> str:
+    """A new run in the selection's experiment holding the report's files."""
+    tags = {REPORT_TAG: "true", "report.kind": selection.kind, "report.source": selection.source}
+    if selection.kind == "sweep":
+        tags[SWEEP_TAG] = selection.source
+    if comparison.reference is not None:
+        tags["report.reference"] = comparison.reference
+    run = client.create_run(
+        selection.experiment_id, run_name=f"report:{selection.source}", tags=tags
+    )
+    run_id = run.info.run_id
+    try:
+        client.log_param(run_id, "runs", len(selection.runs))
+        for path in (files.markdown, files.html, files.pareto, files.dimensions, files.comparison):
+            client.log_artifact(run_id, str(path))
+    except Exception:
+        client.set_terminated(run_id, status="FAILED")
+        raise
+    client.set_terminated(run_id)
+    return run_id

@@ -1,0 +1,210 @@
+"""The comparison: one row per run (scores, CIs, cost of context) and how runs are named.
+
+Scores and their CIs come from the runs' metrics (computed per run when it was
+logged); the paired differences against a reference are ``paired.py``'s.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel, Field
+
+from benchmark.report.load import RunData, Selection
+from benchmark.report.paired import DIM_PREFIX, Delta, Paired, Table, paired_differences
+
+__all__ = ["Comparison", "Delta", "Interval", "Paired", "Row", "compare"]
+
+
+class Interval(BaseModel):
+    """A score and, when the run logged one, its 95% CI."""
+
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+class Row(BaseModel):
+    run_id: str
+    label: str
+    run_name: str
+    policy: str | None
+    overall: Interval
+    dimensions: dict[str, Interval]
+    tokens_after: float | None
+    kept_fraction: float | None
+    compression_ratio: float | None
+    cost_usd: float
+    failures: int
+    probes: int
+
+
+class Comparison(BaseModel):
+    kind: str
+    source: str
+    experiment: str
+    reference: str | None
+    probe_type: str | None
+    dimensions: list[str]
+    rows: list[Row]
+    differences: list[Paired] = Field(description="each run vs its reference run")
+    pooled: list[Paired] = Field(
+        default_factory=list,
+        description="each config vs the reference, pooled over its runs on other probes (seeds)",
+    )
+
+
+def compare(
+    selection: Selection,
+    tables: dict[str, Table],
+    *,
+    reference: str | None = "none",
+    probe_type: str | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Comparison:
+    """Build the table and, unless ``reference`` is None, the paired differences."""
+    runs = sorted(selection.runs, key=_order_key(selection.runs))
+    labels = make_labels(runs)
+    dims = dimension_names(runs, tables)
+    rows = [_row(run, labels[run.run_id], dims) for run in runs]
+    differences: list[Paired] = []
+    pooled: list[Paired] = []
+    if reference is not None:
+        differences, pooled = paired_differences(
+            runs,
+            labels,
+            tables,
+            dims,
+            reference,
+            probe_type=probe_type,
+            resamples=resamples,
+            seed=seed,
+        )
+    return Comparison(
+        kind=selection.kind,
+        source=selection.source,
+        experiment=selection.experiment,
+        reference=reference,
+        probe_type=probe_type,
+        dimensions=dims,
+        rows=rows,
+        differences=differences,
+        pooled=pooled,
+    )
+
+
+def dimension_names(runs: Sequence[RunData], tables: dict[str, Table]) -> list[str]:
+    """The rubric's dimensions in rubric order: from the tables' ``d/`` columns, else params."""
+    dims: dict[str, None] = {}
+    for run in runs:
+        for row in tables.get(run.run_id, [])[:1]:
+            dims.update(dict.fromkeys(k[len(DIM_PREFIX) :] for k in row if k.startswith("d/")))
+    if not dims:
+        for run in runs:
+            for key in run.params:
+                parts = key.split(".")
+                if len(parts) == 4 and parts[:2] == ["rubric", "dimensions"]:
+                    dims[parts[2]] = None
+    return list(dims)
+
+
+def _row(run: RunData, label: str, dims: list[str]) -> Row:
+    m = run.metrics
+    failures = m.get("failures/probes")
+    if failures is None:
+        failures = m.get("failures/answers", 0) + m.get("failures/judgments", 0)
+    return Row(
+        run_id=run.run_id,
+        label=label,
+        run_name=run.name,
+        policy=run.policy,
+        overall=_interval(m, "overall"),
+        dimensions={d: _interval(m, d) for d in dims},
+        tokens_after=m.get("tokens/after"),
+        kept_fraction=m.get("kept_fraction"),
+        compression_ratio=m.get("compression_ratio"),
+        cost_usd=m.get("cost_usd", 0.0),
+        failures=int(failures),
+        probes=int(m.get("probes", 0)),
+    )
+
+
+def _interval(metrics: dict[str, float], name: str) -> Interval:
+    return Interval(
+        value=metrics.get(name),
+        low=metrics.get(f"{name}/ci_low"),
+        high=metrics.get(f"{name}/ci_high"),
+    )
+
+
+# ---- labels -------------------------------------------------------------------------------
+
+
+def override_keys(runs: Sequence[RunData]) -> list[str]:
+    """Keys named in the runs' sweep overrides (``a.b=1,2`` -> ``a.b``), Hydra's own left out."""
+    keys: dict[str, None] = {}
+    for run in runs:
+        try:
+            tokens = shlex.split(run.overrides)
+        except ValueError:
+            tokens = run.overrides.split()
+        for token in tokens:
+            key = token.split("=", 1)[0].lstrip("+~").strip()
+            if "=" in token and key and not key.startswith("hydra"):
+                keys[key] = None
+    return list(keys)
+
+
+def param_value(run: RunData, key: str) -> str | None:
+    """A config value by its override key; a group choice (``policy``) reads ``policy.name``."""
+    if key in run.params:
+        return run.params[key]
+    return run.params.get(f"{key.replace('/', '.')}.name")
+
+
+def make_labels(runs: Sequence[RunData]) -> dict[str, str]:
+    """Run name plus the overrides that tell apart runs of the same name.
+
+    Keys come from the sweep overrides; runs without any (single jobs) are told
+    apart by whichever params differ. A key some run lacks tells nothing; labels
+    that still collide get the start of the run id.
+    """
+    keys = override_keys(runs)
+    by_name: dict[str, list[RunData]] = {}
+    for run in runs:
+        by_name.setdefault(run.name, []).append(run)
+    labels: dict[str, str] = {}
+    for name, group in by_name.items():
+        candidates = keys or sorted({k for r in group for k in r.params})
+        differing = [
+            k
+            for k in candidates
+            if len(values := {param_value(r, k) for r in group}) > 1 and None not in values
+        ]
+        for run in group:
+            parts = [f"{k}={param_value(run, k)}" for k in differing]
+            labels[run.run_id] = f"{name} ({', '.join(parts)})" if parts else name
+    seen: dict[str, int] = {}
+    for label in labels.values():
+        seen[label] = seen.get(label, 0) + 1
+    return {
+        rid: f"{label} #{rid[:8]}" if seen[label] > 1 else label for rid, label in labels.items()
+    }
+
+
+def _order_key(runs: Sequence[RunData]) -> Callable[[RunData], tuple]:
+    """Runs of one name together, then by their override values (numbers numerically)."""
+    keys = override_keys(runs)
+
+    def key(run: RunData) -> tuple:
+        values = tuple(_natural(param_value(run, k) or "") for k in keys)
+        return (run.name, values, run.start_time, run.run_id)
+
+    return key
+
+
+def _natural(text: str) -> tuple:
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text))

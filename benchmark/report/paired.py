@@ -1,0 +1,210 @@
+"""Paired differences: each run against a reference run, on the probes both were asked.
+
+Comparing two runs' separate CIs ignores that they answered the same questions,
+and misses most real differences; pairing by probe removes the variation the
+probes themselves bring. A run's reference is a run of the reference policy on
+the same probes (same seed, transcripts, compaction and probe settings). Runs of
+one config over several seeds are also pooled: more clusters, a tighter interval.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from benchmark.errors import UserError
+from benchmark.report.load import RunData
+from benchmark.stats import paired_difference
+
+# Params that fix which probes a run is asked: runs agreeing on them share probe ids.
+PROBE_KEYS = ("seed", "transcript.", "compaction.", "probe.")
+DIM_PREFIX = "d/"
+Table = list[dict[str, Any]]
+RowPair = tuple[dict[str, Any], dict[str, Any]]  # (run's row, reference's row) of one probe
+
+
+class Delta(BaseModel):
+    """``run - reference`` on paired probes (see ``benchmark.stats.paired_difference``)."""
+
+    mean: float
+    low: float
+    high: float
+    p_value: float
+    n: int = Field(description="paired probes")
+    clusters: int = Field(description="(transcript, compaction point) clusters resampled")
+    significant: bool = Field(description="the CI excludes 0")
+
+
+class Paired(BaseModel):
+    label: str
+    run_ids: list[str] = Field(description="the run, or the runs pooled")
+    reference_run_ids: list[str] = Field(default_factory=list)
+    reference_label: str | None = None
+    is_reference: bool = False
+    overall: Delta | None = None
+    dimensions: dict[str, Delta | None] = Field(default_factory=dict)
+    note: str = ""
+
+
+def _context(run: RunData) -> dict[str, str]:
+    return {k: v for k, v in run.params.items() if k.startswith(PROBE_KEYS)}
+
+
+def _config(run: RunData) -> tuple:
+    """Everything but the probe-defining params: runs equal on it differ only in probes."""
+    return (
+        run.name,
+        tuple(sorted((k, v) for k, v in run.params.items() if k not in _context(run))),
+    )
+
+
+def reference_picker(runs: Sequence[RunData], reference: str) -> Callable[[RunData], RunData]:
+    """For each run, the reference run asked the same probes.
+
+    Candidates are runs whose ``policy`` tag is ``reference`` (or, failing that,
+    whose run name is). When there are several (a sweep over seeds), the one
+    agreeing with the run on most probe-defining params wins, the earliest on ties.
+    """
+    candidates = [r for r in runs if r.policy == reference] or [
+        r for r in runs if r.name == reference
+    ]
+    if not candidates:
+        policies = sorted({r.policy or r.name for r in runs})
+        raise UserError(
+            f"no run of reference policy '{reference}' among {len(runs)} runs "
+            f"(policies: {', '.join(policies)}; choose one with --reference)"
+        )
+    ordered = sorted(candidates, key=lambda r: (r.start_time, r.run_id))
+
+    def pick(run: RunData) -> RunData:
+        context = _context(run)
+        return max(
+            ordered,
+            key=lambda c: (
+                sum(context.get(k) == v for k, v in _context(c).items()),
+                -ordered.index(c),
+            ),
+        )
+
+    return pick
+
+
+def _scored(table: Table, probe_type: str | None) -> dict[str, dict[str, Any]]:
+    return {
+        str(row["probe_id"]): row
+        for row in table
+        if row.get("score") is not None
+        and not row.get("failed")
+        and (probe_type is None or row.get("type") == probe_type)
+    }
+
+
+def matched(mine: Table, theirs: Table, probe_type: str | None = None) -> list[RowPair]:
+    """Rows of the probes scored in both tables, in the reference's order.
+
+    A probe must agree on id and question: an id alone could name another probe
+    if the compaction points moved (iterative replay with another policy).
+    """
+    a, b = _scored(mine, probe_type), _scored(theirs, probe_type)
+    return [
+        (a[pid], b[pid])
+        for pid in b
+        if pid in a and a[pid].get("question") == b[pid].get("question")
+    ]
+
+
+def delta(
+    pairs: Sequence[RowPair], column: str, *, resamples: int = 2000, seed: int = 0
+) -> Delta | None:
+    """``column`` of the run minus the reference's, over pairs where both have a value."""
+    kept = [
+        (mine[column], ref[column], (mine.get("transcript"), mine.get("point")))
+        for mine, ref in pairs
+        if mine.get(column) is not None and ref.get(column) is not None
+    ]
+    if not kept:
+        return None
+    clusters: list[Hashable] = [c for _, _, c in kept]
+    d = paired_difference(
+        [float(a) for a, _, _ in kept],
+        [float(b) for _, b, _ in kept],
+        clusters=clusters,
+        resamples=resamples,
+        seed=seed,
+    )
+    return Delta(
+        mean=d.mean,
+        low=d.low,
+        high=d.high,
+        p_value=d.p_value,
+        n=d.n,
+        clusters=d.clusters,
+        significant=d.significant,
+    )
+
+
+def _fill(out: Paired, pairs: list[RowPair], dims: list[str], **boot: int) -> Paired:
+    out.overall = delta(pairs, "score", **boot)
+    out.dimensions = {dim: delta(pairs, f"{DIM_PREFIX}{dim}", **boot) for dim in dims}
+    return out
+
+
+def paired_differences(
+    runs: Sequence[RunData],
+    labels: dict[str, str],
+    tables: dict[str, Table],
+    dims: list[str],
+    reference: str,
+    *,
+    probe_type: str | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[list[Paired], list[Paired]]:
+    """Each run vs its reference run, and each config pooled over its runs (when it has
+    more than one, e.g. a sweep over seeds). Raises UserError when no reference run exists."""
+    pick = reference_picker(runs, reference)
+    boot = {"resamples": resamples, "seed": seed}
+    per_run: list[Paired] = []
+    groups: dict[tuple, list[tuple[RunData, RunData, list[RowPair]]]] = {}
+    for run in runs:
+        ref = pick(run)
+        out = Paired(
+            label=labels[run.run_id],
+            run_ids=[run.run_id],
+            reference_run_ids=[ref.run_id],
+            reference_label=labels[ref.run_id],
+        )
+        if ref.run_id == run.run_id:
+            out.is_reference = True
+            per_run.append(out)
+            continue
+        pairs = matched(tables.get(run.run_id, []), tables.get(ref.run_id, []), probe_type)
+        if not pairs:
+            out.note = "no probes scored in both runs"
+            out.note += f" (type {probe_type})" if probe_type else ""
+            per_run.append(out)
+            continue
+        per_run.append(_fill(out, pairs, dims, **boot))
+        groups.setdefault(_config(run), []).append((run, ref, pairs))
+    pooled = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        name = members[0][0].name
+        out = Paired(
+            label=f"{name}: {len(members)} runs pooled",
+            run_ids=[run.run_id for run, _, _ in members],
+            reference_run_ids=[ref.run_id for _, ref, _ in members],
+            reference_label=f"{reference} on the same probes",
+        )
+        pooled.append(_fill(out, [p for _, _, pairs in members for p in pairs], dims, **boot))
+    counts = Counter(out.label for out in pooled)
+    nth: Counter[str] = Counter()
+    for out in pooled:  # two pooled configs under one run name: number them
+        if counts[out.label] > 1:
+            nth[out.label] += 1
+            out.label = f"{out.label} #{nth[out.label]}"
+    return per_run, pooled

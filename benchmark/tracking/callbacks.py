@@ -1,0 +1,73 @@
+"""Hydra callback: get the tracking store ready once, before a sweep's jobs start.
+
+Registered in ``conf/config.yaml`` under ``hydra.callbacks``. Parallel jobs
+(joblib, submitit) opening a fresh SQLite store at the same moment would each
+run its schema migrations and trip over each other; migrating it here, in the
+launching process before any job exists, leaves them only an up-to-date store
+to open. The sweep's overrides are left in its folder for the jobs' tags.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from pydantic import ValidationError
+
+from benchmark.config import TrackingConfig
+from benchmark.errors import UserError
+
+log = logging.getLogger(__name__)
+
+
+class PrepareTracking(Callback):
+    """``on_multirun_start``: migrate the store (or reach the server) and record the sweep."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from benchmark.tracking.mlflow_store import prepare_tracking, store_uri
+        from benchmark.tracking.sweep import write_sweep_record
+
+        overrides = _sweep_overrides(config)
+        write_sweep_record(str(config.hydra.sweep.dir), overrides)
+        tracking = _tracking(config)
+        if tracking is None or not tracking.enabled or _sweeps_tracking(overrides):
+            return  # each job prepares its own store (or has none)
+        try:
+            prepare_tracking(tracking)
+        except UserError:
+            # Hydra would turn a raise into a warning and go on: each job reports it in one line.
+            return
+        log.info("tracking ready: %s (experiment %s)", store_uri(tracking), tracking.experiment)
+
+
+def _sweep_overrides(config: DictConfig) -> list[str]:
+    """What the sweeper sweeps, as it reads it: ``hydra.sweeper.params`` (set by an experiment
+    config), then the command line, whose overrides win."""
+    params = OmegaConf.select(config, "hydra.sweeper.params", default=None) or {}
+    return [f"{k}={v}" for k, v in params.items()] + [str(o) for o in config.hydra.overrides.task]
+
+
+def _tracking(config: DictConfig) -> TrackingConfig | None:
+    """The sweep's tracking config, or None when it does not validate (each job reports that)."""
+    try:
+        data = OmegaConf.to_container(config.tracking, resolve=True)
+        return TrackingConfig.model_validate(data)
+    except (OmegaConfBaseException, ValidationError):
+        return None
+
+
+def _sweeps_tracking(overrides: list[str]) -> bool:
+    """Whether the sweep varies the tracking config itself: jobs then prepare their own stores."""
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException:
+        return False
+    return any(
+        o.is_sweep_override() and o.key_or_group.split(".")[0].split("/")[0] == "tracking"
+        for o in parsed
+    )

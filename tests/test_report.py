@@ -1,0 +1,324 @@
+"""``python -m benchmark.report`` over real offline runs in a real MLflow store."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import SMALL, compose_config
+
+from benchmark.report.__main__ import main
+from benchmark.report.compare import make_labels
+from benchmark.report.load import RunData, client_for, load_table
+from benchmark.report.paired import paired_differences
+from benchmark.report.plots import pareto_front
+
+OLD_SWEEP = "/runs/multirun/2025-01-01/09-00-00"
+SWEEP = "/runs/multirun/2025-01-01/10-00-00"
+EXPERIMENT = "compaction-benchmark"
+
+
+def _job(store: Path, policy: str, run_name: str | None = None) -> None:
+    from benchmark.__main__ import run
+
+    overrides = [*SMALL, f"policy={policy}", "tracking=mlflow", f"tracking.store_dir={store}"]
+    if run_name:
+        overrides.append(f"tracking.run_name={run_name}")
+    with contextlib.redirect_stdout(io.StringIO()):  # the scorecards
+        run(compose_config(overrides))
+
+
+def _report(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    """An older sweep of one bare run (metrics only, no per-probe table), then a sweep of
+    three offline jobs: none, truncate, and none again under another name (sweep tags set
+    here, as a multirun would)."""
+    from benchmark.tracking import prepare_store
+
+    store = tmp_path_factory.mktemp("report") / "mlruns"
+    experiment_id = prepare_store(store, EXPERIMENT)
+    client = client_for(None, store)
+    old = client.create_run(
+        experiment_id,
+        run_name="truncate@synthetic",
+        tags={"policy": "truncate", "sweep": OLD_SWEEP, "sweep_overrides": "policy=truncate"},
+    )
+    for name, value in {
+        "overall": 1.5,
+        "probes": 10,
+        "tokens/after": 900,
+        "kept_fraction": 0.2,
+    }.items():
+        client.log_metric(old.info.run_id, name, value)
+    client.set_terminated(old.info.run_id)
+    jobs = [("none", None), ("truncate", None), ("none", "none-copy")]
+    for policy, name in jobs:
+        _job(store, policy, name)
+    runs = [r for r in client.search_runs([experiment_id]) if "sweep" not in r.data.tags]
+    assert len(runs) == len(jobs)
+    for run in runs:
+        client.set_tag(run.info.run_id, "sweep", SWEEP)
+        client.set_tag(run.info.run_id, "sweep_overrides", "policy=none,truncate")
+    return store
+
+
+@pytest.fixture(scope="module")
+def report(store: Path) -> dict:
+    out = store.parent / "report"
+    code, stdout, stderr = _report(
+        ["--store-dir", str(store), "--out", str(out), "--probe-type", "recall"]
+    )
+    assert code == 0, stderr
+    return {
+        "out": out,
+        "stdout": stdout,
+        "comparison": json.loads((out / "comparison.json").read_text()),
+    }
+
+
+def test_default_is_the_latest_sweep_with_one_row_per_run_and_cis(report):
+    comparison = report["comparison"]
+    assert comparison["kind"] == "sweep" and comparison["source"] == SWEEP
+    rows = {r["label"]: r for r in comparison["rows"]}
+    assert sorted(rows) == ["none-copy", "none@synthetic", "truncate@synthetic"]
+    assert len(comparison["dimensions"]) == 6
+    for row in rows.values():
+        overall = row["overall"]
+        assert overall["low"] <= overall["value"] <= overall["high"]
+        assert all(cell["low"] is not None for cell in row["dimensions"].values())
+        assert row["probes"] > 0 and row["failures"] == 0 and row["cost_usd"] == 0
+        assert 0 < row["kept_fraction"] <= 1 and row["compression_ratio"] >= 1
+    assert rows["truncate@synthetic"]["kept_fraction"] < rows["none@synthetic"]["kept_fraction"]
+    # The table reaches the terminal, with the output paths.
+    assert "| truncate@synthetic | 1." in report["stdout"]
+    assert str(report["out"] / "report.html") in report["stdout"]
+
+
+def test_paired_differences_against_none_on_recall_probes(report):
+    diffs = {d["label"]: d for d in report["comparison"]["differences"]}
+    assert diffs["none@synthetic"]["is_reference"]  # the earliest run of the reference policy
+    truncate = diffs["truncate@synthetic"]
+    assert truncate["reference_label"] == "none@synthetic"
+    assert truncate["overall"]["significant"] and truncate["overall"]["high"] < 0
+    assert truncate["overall"]["p_value"] < 0.05
+    copy = diffs["none-copy"]["overall"]
+    assert not copy["significant"] and copy["low"] <= 0 <= copy["high"]
+    assert copy["n"] == truncate["overall"]["n"] > 0  # the same recall probes, paired
+    assert set(diffs["none-copy"]["dimensions"]) == set(report["comparison"]["dimensions"])
+
+
+def test_files_and_self_contained_html(report):
+    out = report["out"]
+    for name in ("report.md", "report.html", "pareto.png", "dimensions.png", "comparison.json"):
+        assert (out / name).is_file(), name
+    for png in ("pareto.png", "dimensions.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (out / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 2
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert "<script" not in page and "@import" not in page and "url(" not in page
+    assert "truncate@synthetic" in page and "Paired differences" in page
+    md = (out / "report.md").read_text()
+    assert "![Score vs tokens kept](pareto.png)" in md and "| none-copy |" in md
+
+
+def test_report_is_logged_as_its_own_run(store, report):
+    client = client_for(None, store)
+    exp = client.get_experiment_by_name(EXPERIMENT)
+    runs = client.search_runs([exp.experiment_id], filter_string="tags.report = 'true'")
+    assert [r.info.run_name for r in runs] == [f"report:{SWEEP}"]
+    assert runs[0].data.tags["sweep"] == SWEEP and runs[0].info.status == "FINISHED"
+    logged = {a.path for a in client.list_artifacts(runs[0].info.run_id)}
+    assert logged == {"report.md", "report.html", "pareto.png", "dimensions.png", "comparison.json"}
+
+
+def test_results_table_format(store, report):
+    """What ``mlflow.log_table`` leaves is what the report reads: columns + data rows."""
+    client = client_for(None, store)
+    rows = load_table(client, report["comparison"]["rows"][0]["run_id"])
+    assert rows and {"probe_id", "transcript", "point", "type", "score"} <= set(rows[0])
+    assert any(k.startswith("d/") for k in rows[0])
+
+
+def test_experiment_and_sweep_selection(store, report, tmp_path):
+    code, _, err = _report(
+        [EXPERIMENT, "--store-dir", str(store), "--out", str(tmp_path), "--no-log"]
+    )
+    assert code == 0, err
+    comparison = json.loads((tmp_path / "comparison.json").read_text())
+    assert comparison["kind"] == "experiment" and len(comparison["rows"]) == 4  # no report run
+    bare = next(r for r in comparison["rows"] if r["probes"] == 10)  # the run without a table
+    assert bare["label"].startswith("truncate@synthetic #")  # same name, no params to tell
+    diff = next(d for d in comparison["differences"] if d["run_ids"] == [bare["run_id"]])
+    assert diff["overall"] is None and diff["note"] == "no probes scored in both runs"
+    code, _, err = _report(["09-00-00", "--store-dir", str(store), "--out", str(tmp_path)])
+    assert code == 0, err
+    comparison = json.loads((tmp_path / "comparison.json").read_text())
+    assert comparison["source"] == OLD_SWEEP and len(comparison["rows"]) == 1
+    # No `none` run in that sweep: the default reference is skipped, an explicit one is not.
+    assert comparison["differences"] == [] and "no paired differences" in err
+    code, _, err = _report(["09-00-00", "--store-dir", str(store), "--reference", "none"])
+    assert code == 2 and "no run of reference policy 'none'" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["no-such-sweep"], "unknown sweep or experiment 'no-such-sweep'"),
+        (["--reference", "codex"], "no run of reference policy 'codex'"),
+        (["--experiment", "elsewhere"], "no experiment 'elsewhere'"),
+    ],
+)
+def test_errors_are_one_line(store, report, args, message):
+    code, out, err = _report([*args, "--store-dir", str(store), "--no-log"])
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_missing_store_is_one_line_and_not_created(tmp_path):
+    code, out, err = _report(["--store-dir", str(tmp_path / "none")])
+    assert code == 2 and out == "" and err.startswith("error: no MLflow store at")
+    assert not (tmp_path / "none").exists()
+
+
+def test_labels_name_the_overrides_that_differ():
+    def run(rid: str, name: str, seed: str, policy: str) -> RunData:
+        return RunData(
+            run_id=rid,
+            name=name,
+            start_time=int(rid),
+            tags={"policy": policy, "sweep_overrides": "policy=none,truncate transcript.seed=1,2"},
+            metrics={},
+            params={"transcript.seed": seed, "policy.name": policy},
+        )
+
+    runs = [
+        run("1", "none@synthetic", "1", "none"),
+        run("2", "none@synthetic", "2", "none"),
+        run("3", "truncate@synthetic", "2", "truncate"),
+    ]
+    assert make_labels(runs) == {
+        "1": "none@synthetic (transcript.seed=1)",
+        "2": "none@synthetic (transcript.seed=2)",
+        "3": "truncate@synthetic",
+    }
+
+
+def test_runs_pair_with_the_reference_on_their_seed_and_pool_over_seeds():
+    """Two seeds x (none, truncate), three compaction points each: every truncate run is
+    paired with the none run of its seed, and the two pairings are pooled."""
+
+    def run(rid: str, policy: str, seed: int) -> RunData:
+        return RunData(
+            run_id=rid,
+            name=f"{policy}@synthetic",
+            start_time=int(rid),
+            tags={"policy": policy},
+            metrics={},
+            params={"transcript.seed": str(seed), "policy.name": policy},
+        )
+
+    def table(seed: int, score: float) -> list[dict]:
+        return [
+            {
+                "probe_id": f"s{seed}/p{point}/recall/{i}",
+                "transcript": f"s{seed}",
+                "point": point,
+                "type": "recall",
+                "question": f"q{seed}.{point}.{i}",
+                "score": score + 0.1 * i + 0.2 * point,
+                "failed": False,
+                "d/accuracy": score,
+            }
+            for point in range(3)
+            for i in range(4)
+        ]
+
+    runs = [
+        run("1", "none", 1),
+        run("2", "none", 2),
+        run("3", "truncate", 1),
+        run("4", "truncate", 2),
+    ]
+    tables = {"1": table(1, 4.0), "2": table(2, 4.5), "3": table(1, 1.0), "4": table(2, 2.5)}
+    labels = {r.run_id: r.run_id for r in runs}
+    per_run, pooled = paired_differences(runs, labels, tables, ["accuracy"], "none")
+    by_run = {d.run_ids[0]: d for d in per_run}
+    assert by_run["1"].is_reference and by_run["2"].is_reference
+    assert by_run["3"].reference_run_ids == ["1"] and by_run["4"].reference_run_ids == ["2"]
+    assert by_run["3"].overall.mean == pytest.approx(-3.0)
+    assert by_run["4"].overall.mean == pytest.approx(-2.0)
+    assert by_run["3"].overall.n == 12 and by_run["3"].overall.clusters == 3
+    assert by_run["4"].dimensions["accuracy"].mean == pytest.approx(-2.0)
+    [both] = pooled
+    assert both.run_ids == ["3", "4"] and both.label == "truncate@synthetic: 2 runs pooled"
+    assert both.overall.n == 24 and both.overall.clusters == 6
+    assert both.overall.mean == pytest.approx(-2.5) and both.overall.significant
+
+
+def test_pareto_front():
+    # (tokens kept, score): fewer tokens and a higher score is better.
+    points = [(100.0, 4.8), (15.0, 1.5), (50.0, 1.0), (40.0, 3.0), (100.0, 4.0)]
+    assert pareto_front(points) == [1, 3, 0]
+
+
+def _chromium() -> str | None:
+    if Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium"
+    return shutil.which("chromium")
+
+
+def test_html_renders_in_headless_chromium(report, tmp_path):
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    shot = tmp_path / "shot.png"
+    proc = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--screenshot={shot}",
+            "--window-size=1400,2000",
+            (report["out"] / "report.html").resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "ERR_" not in proc.stderr, proc.stderr[-2000:]
+    assert shot.is_file() and shot.stat().st_size > 20_000
+
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)[..., :3]
+    assert pixels.shape[:2] == (2000, 1400)
+    # Not blank, and something drawn in every band of the page: tables on top, the
+    # Pareto plot in the middle, the dimension bars below.
+    for band in (pixels[:600], pixels[600:1300], pixels[1300:]):
+        assert band.std() > 0.05
