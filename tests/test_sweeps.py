@@ -26,6 +26,7 @@ from benchmark.__main__ import check_options, objective_value, score_per_kilotok
 from benchmark.config import validate
 from benchmark.errors import UserError
 from benchmark.pipeline import build_parts
+from benchmark.report import build_report, select
 from benchmark.tracking.mlflow_store import check_reachable
 from benchmark.tracking.sweep import sweep_info, write_sweep_record
 
@@ -97,6 +98,16 @@ def test_parallel_sweep_leaves_every_run_grouped(tmp_path):
         policy = run.data.tags["policy"]
         assert f"policy={policy}" in run.data.tags["job_overrides"].split()
         assert run.data.metrics["score_per_kilotoken"] > 0
+    # The report over the sweep (its default: the latest sweep) lists 6 rows with CIs.
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    comparison, files = build_report(
+        client, select(client, None, "compaction-benchmark"), tmp_path / "report", resamples=200
+    )
+    assert comparison.source.endswith("sweep") and len(comparison.rows) == 6
+    for row in comparison.rows:
+        assert row.overall.low is not None and row.overall.low <= row.overall.value
+        assert row.overall.value <= row.overall.high
+    assert files.html.exists()
 
 
 def test_failing_job_is_reported_and_the_sweep_ends(tmp_path):
