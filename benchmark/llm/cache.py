@@ -26,10 +26,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from benchmark.errors import UserError
+from benchmark.llm.endpoint import normalise_base_url
 
 CacheMode = Literal["use", "refresh", "off"]
 FILENAME = "llm_responses.sqlite"
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_VERSION = 1
 # Settings that change how a reply is fetched, never what it says: keying on them
 # would turn a rerun with another timeout or concurrency into a cold cache.
@@ -75,11 +75,6 @@ class CacheStats(BaseModel):
     by_role: dict[str, int] = {}
     oldest: float | None = None
     newest: float | None = None
-
-
-def normalise_base_url(base_url: str | None) -> str:
-    """``None`` means the SDK default; a trailing slash does not change the server."""
-    return (base_url or DEFAULT_BASE_URL).rstrip("/")
 
 
 def request_key(*, api: str, model: str, base_url: str | None, body: Mapping[str, Any]) -> str:

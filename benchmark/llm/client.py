@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel
 
-from benchmark.llm.cache import ResponseCache, normalise_base_url, request_key
-from benchmark.llm.endpoint import Endpoint, StructuredOutput
+from benchmark.llm.cache import ResponseCache, request_key
+from benchmark.llm.endpoint import Endpoint, StructuredOutput, normalise_base_url
 from benchmark.llm.http import ChatTransport
 from benchmark.llm.loop import _Loop
 from benchmark.llm.retry import (

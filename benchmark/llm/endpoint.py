@@ -14,6 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchmark.errors import UserError
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
+# Where an endpoint with no base_url goes (the SDK's default).
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def normalise_base_url(base_url: str | None) -> str:
+    """``None`` means the SDK default; surrounding space and a trailing slash change nothing."""
+    return (base_url or DEFAULT_BASE_URL).strip().rstrip("/") or DEFAULT_BASE_URL
 
 
 class Endpoint(BaseModel):

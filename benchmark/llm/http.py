@@ -18,12 +18,12 @@ from typing import Any
 import aiohttp
 import openai
 
+from benchmark.llm.endpoint import normalise_base_url
+
 try:  # the HTTP models the SDK's exceptions carry
     import httpx2 as httpx  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - older SDKs
     import httpx  # type: ignore[no-redef]
-
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 _STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
     400: openai.BadRequestError,
@@ -40,7 +40,7 @@ class ChatTransport:
     """POST ``/chat/completions`` on one endpoint; one connection pool, opened on first use."""
 
     def __init__(self, base_url: str | None, api_key: str, timeout_s: float) -> None:
-        self.url = (base_url or DEFAULT_BASE_URL).rstrip("/") + "/chat/completions"
+        self.url = normalise_base_url(base_url) + "/chat/completions"
         self.headers = {
             "Authorization": f"Bearer {api_key}",
             "Content-Type": "application/json",

@@ -14,11 +14,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from benchmark.llm.endpoint import Endpoint
+from benchmark.llm.endpoint import DEFAULT_BASE_URL, Endpoint, normalise_base_url
 from benchmark.transcript.models import FunctionCall, Message, OpaqueItem, Role, ToolCall
 
 DEFAULT_PROVIDER = "default"
-_SDK_DEFAULT_URL = "https://api.openai.com/v1"
 _ROLES: dict[str, Role] = {
     "user": "user",
     "assistant": "assistant",
@@ -29,8 +28,8 @@ _ROLES: dict[str, Role] = {
 
 def provider_of(endpoint: Endpoint) -> str:
     """Who can read an item this endpoint made: its base URL, ``"default"`` for the SDK's."""
-    url = (endpoint.base_url or "").strip().rstrip("/")
-    return DEFAULT_PROVIDER if url in ("", _SDK_DEFAULT_URL) else url
+    url = normalise_base_url(endpoint.base_url)
+    return DEFAULT_PROVIDER if url == DEFAULT_BASE_URL else url
 
 
 def to_items(messages: Sequence[Message]) -> list[dict[str, Any]]:
