@@ -16,7 +16,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from benchmark.errors import UserError
 from benchmark.transcript.models import Message, Transcript
 
 
@@ -104,13 +103,7 @@ def find_points(transcript: Transcript, config: CompactionConfig) -> list[Compac
             )
         live_start = tail_start
         live = head_tokens + sum(counts[live_start:end])
-    if not points:
-        raise UserError(
-            f"transcript {transcript.id!r}: {transcript.total_tokens} tokens never pass the "
-            f"compaction trigger ({int(trigger)} tokens = compaction.context_window x "
-            "compaction.trigger_ratio); lower the window or use a longer transcript"
-        )
-    if config.points == "last":
+    if config.points == "last" and points:
         points = [points[-1].model_copy(update={"ordinal": 0})]
     return points
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from benchmark.compaction import CompactionConfig
 from benchmark.errors import UserError
@@ -42,12 +42,35 @@ class SyntheticTranscripts(BaseModel):
     target_tokens: int = Field(240_000, gt=1000)
 
 
+ImportFormat = Literal["auto", "chat", "swe_agent", "claude_code", "codex"]
+
+
 class FileTranscripts(BaseModel):
+    """Agent logs on disk (``conf/transcript/files.yaml``), imported by ``transcript.formats``."""
+
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["file"]
+    kind: Literal["files"]
     name: str
-    paths: list[str] = Field(min_length=1, description="chat-format JSON files")
+    path: str | list[str] = Field(description="a file, a glob or a folder, or a list of them")
+    format: ImportFormat = Field("auto", description="auto: detected from each file's content")
+    on_error: Literal["skip", "fail"] = Field(
+        "fail", description="a file that cannot be imported: skip it (reported) or stop the job"
+    )
+    extensions: list[str] = Field(
+        default_factory=lambda: [".json", ".jsonl", ".traj", ".ndjson"],
+        description="which files of a folder are read (globs and named files: all)",
+    )
+    max_line_mb: float = Field(32, gt=0, description="a longer line is an error, not a transcript")
+
+    @field_validator("path")
+    @classmethod
+    def _some_path(cls, value: str | list[str]) -> str | list[str]:
+        if not value or (
+            isinstance(value, list) and not all(isinstance(v, str) and v for v in value)
+        ):
+            raise ValueError("give a file, a glob or a folder")
+        return value
 
 
 TranscriptConfig = Annotated[SyntheticTranscripts | FileTranscripts, Field(discriminator="kind")]
@@ -161,7 +184,7 @@ def validate(cfg: DictConfig | dict[str, Any]) -> BenchmarkConfig:
 
 
 def _is_union_tag(part: object) -> bool:
-    return part in ("synthetic", "file")
+    return part in ("synthetic", "files")
 
 
 def _short_scalar(value: object) -> bool:

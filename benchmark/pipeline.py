@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmark.answerer.base import Answer, Answerer, AnswerRequest
-from benchmark.compaction import CompactionPoint, Segments, find_points, segments, split_live
+from benchmark.compaction import (
+    CompactionConfig,
+    CompactionPoint,
+    Segments,
+    find_points,
+    segments,
+    split_live,
+)
 from benchmark.components import instantiate_target
 from benchmark.config import BenchmarkConfig, ComponentConfig
 from benchmark.errors import UserError
@@ -75,14 +82,16 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     collected in schedule order, so the outcome does not depend on timing.
     """
     parts = parts or build_parts(config)
-    transcripts = load_transcripts(config.transcript)
+    loaded = load_transcripts(config.transcript)
+    transcripts = loaded.transcripts
+    points_of = _points(transcripts, config.compaction)
     scheduler = ProbeScheduler(parts, config.rubric, config.execution.max_probes_in_flight)
     pending: list[tuple[CompactionPoint, list[Message], list[Future[ProbeResult]]]] = []
     try:
         with JobProgress(parts.ledger, config.execution.progress) as progress:
-            for transcript in transcripts:
+            for transcript, transcript_points in zip(transcripts, points_of, strict=True):
                 previous: tuple[CompactionPoint, list[Message]] | None = None
-                for point in find_points(transcript, config.compaction):
+                for point in transcript_points:
                     probes = load_or_generate(
                         transcript, point, config.probe, config.cache_path, writer=parts.writer
                     )
@@ -115,6 +124,7 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     return JobResult(
         policy=config.policy.name,
         transcripts=[t.id for t in transcripts],
+        inputs=loaded.manifest,
         rubric=config.rubric,
         points=points,
         usage={
@@ -124,6 +134,30 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
         judge_records=[r for p in points for r in judge_records(p)],
         calls=parts.ledger.calls(),
     )
+
+
+def _points(transcripts: list[Transcript], config: CompactionConfig) -> list[list[CompactionPoint]]:
+    """Each transcript's compaction points. A session too short to compact gives no
+    probes: a warning, or an error when no session compacts at all."""
+    trigger = int(config.context_window * config.trigger_ratio)
+    points = [find_points(t, config) for t in transcripts]
+    short = [t for t, found in zip(transcripts, points, strict=True) if not found]
+    for t in short:
+        log.warning(
+            "transcript %r: %d tokens never pass the compaction trigger (%d tokens = "
+            "compaction.context_window x compaction.trigger_ratio): no probes from it",
+            t.id,
+            t.total_tokens,
+            trigger,
+        )
+    if len(short) == len(transcripts):
+        longest = max(transcripts, key=lambda t: t.total_tokens)
+        raise UserError(
+            f"no transcript reaches the compaction trigger ({trigger} tokens = "
+            "compaction.context_window x compaction.trigger_ratio; the longest, "
+            f"{longest.id!r}, has {longest.total_tokens}): lower compaction.context_window"
+        )
+    return points
 
 
 def compact_point(

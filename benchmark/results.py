@@ -13,6 +13,7 @@ from benchmark.llm.usage import CallRecord
 from benchmark.probe.models import PROBE_TYPES, Probe
 from benchmark.rubric import Rubric, Scores, aggregate
 from benchmark.stats import rollup_bootstrap
+from benchmark.transcript.manifest import TranscriptManifest
 from benchmark.transcript.models import Message
 
 # Interval settings of the per-run metrics: fixed, so a rerun logs identical metrics.
@@ -48,6 +49,9 @@ class JobResult(BaseModel):
     transcripts: list[str]
     rubric: Rubric
     points: list[PointResult]
+    inputs: TranscriptManifest | None = Field(
+        None, description="the transcripts used (files and hashes) and the files skipped"
+    )
     usage: dict[str, float] = Field(default_factory=dict, description="LLM tokens and cost")
     judge_records: list[dict] = Field(
         default_factory=list, description="an LLM judge's input and raw output per judgment"

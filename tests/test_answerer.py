@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 
 from benchmark import tokens
 from benchmark.answerer import Answer, AnswerRequest, ExtractiveAnswerer
+from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import FunctionCall, Message, ToolCall
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -310,16 +311,10 @@ def test_real_swe_agent_trajectory() -> None:
     paths = sorted(SHARED_DATA.glob("swe-agent/*.traj")) if SHARED_DATA.is_dir() else []
     if not paths:
         pytest.skip("../shared/data/swe-agent is not present beside the repository")
-    history = json.loads(paths[0].read_text(encoding="utf-8"))["history"]
-    context = []
-    for item in history:
-        content = item.get("content")
-        if isinstance(content, list):
-            content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
-        role = item.get("role") if item.get("role") in ("system", "user", "assistant") else "user"
-        context.append(Message(role=role, content=content or ""))
+    context = import_file(paths[0]).transcript.messages
     rendered = "\n".join(m.render() for m in context)
     text = ask("Which files did we open or edit?", context)
     assert text
     assert all(line in rendered for line in text.splitlines())
     assert tokens.count(text) <= 400
+    assert "missing_colon.py" in text  # the file the session opened and edited

@@ -75,10 +75,20 @@ def test_default_run_logs_one_mlflow_run(tmp_path):
         "results_table.json",
         "scorecard.txt",
         "contexts",
+        "transcripts",
     } <= artifacts
     local = client.download_artifacts(run.info.run_id, "results_table.json", str(tmp_path))
     table = json.loads(Path(local).read_text())
     assert "probe_id" in table["columns"] and len(table["data"]) == metrics["probes"]
+    # The generated sessions behind the numbers: one dataset input each, and the manifest.
+    inputs = run.inputs.dataset_inputs
+    assert [i.dataset.name for i in inputs] == ["synthetic-s0", "synthetic-s1"]
+    assert all(i.dataset.source_type == "code" for i in inputs)
+    assert metrics["transcripts/files"] == 2 and metrics["transcripts/skipped"] == 0
+    local = client.download_artifacts(run.info.run_id, "transcripts/manifest.json", str(tmp_path))
+    manifest = json.loads(Path(local).read_text())
+    assert [f["format"] for f in manifest["files"]] == ["synthetic", "synthetic"]
+    assert [i.dataset.digest for i in inputs] == [f["sha256"][:16] for f in manifest["files"]]
 
 
 @pytest.mark.parametrize(
@@ -102,7 +112,7 @@ def test_user_errors_are_one_line(tmp_path, args, expected):
 def test_malformed_transcript_is_one_line(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"messages": [{"role": "user", "content": "hi"},')
-    proc = run_cli(["transcript=file", f"transcript.paths=[{bad}]", "tracking=disabled"], tmp_path)
+    proc = run_cli(["transcript=files", f"transcript.path={bad}", "tracking=disabled"], tmp_path)
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]

@@ -2,7 +2,6 @@ import pytest
 from pydantic import ValidationError
 
 from benchmark.compaction import CompactionConfig, find_points, segments
-from benchmark.errors import UserError
 from benchmark.transcript.models import FunctionCall, Message, ToolCall, Transcript
 
 
@@ -48,8 +47,7 @@ def test_last_point_only():
 
 
 def test_short_session_has_no_point():
-    with pytest.raises(UserError, match="never pass the compaction trigger"):
-        find_points(session(2), CompactionConfig(context_window=100_000))
+    assert find_points(session(2), CompactionConfig(context_window=100_000)) == []
 
 
 def test_tail_must_fit_under_trigger():

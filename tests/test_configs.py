@@ -67,9 +67,9 @@ def test_option_composes_and_runs(group, option, transcript_file, tmp_path, requ
         overrides += ["answerer=gpt4o", f"answerer.endpoint.base_url={stub.base_url}"]
     if (group, option) == ("judge", "gpt4o_2_1_0"):
         overrides.append("rubric=recall_2_1_0")  # the verdict judge scores only correctness
-    if (group, option) == ("transcript", "file"):
+    if (group, option) == ("transcript", "files"):
         overrides = [o for o in overrides if not o.startswith("transcript.")]
-        overrides.append(f"transcript.paths=[{transcript_file}]")
+        overrides.append(f"transcript.path={transcript_file}")
     if group == "tracking":
         overrides.append(f"tracking.store_dir={tmp_path / 'mlruns'}")
     cfg = compose_config(overrides)
@@ -116,8 +116,8 @@ def test_bad_values_name_the_key(override, expected):
 
 
 def test_missing_transcript_path_names_the_key():
-    with pytest.raises(UserError, match="transcript.paths"):
-        validate(compose_config(["transcript=file", "tracking=disabled"]))
+    with pytest.raises(UserError, match="transcript.path"):
+        validate(compose_config(["transcript=files", "tracking=disabled"]))
 
 
 def test_bad_policy_kwarg_names_the_policy():

@@ -193,6 +193,14 @@ def job_args(stub, tmp_path, name: str, cache: str | None = None) -> list[str]:
     ]
 
 
+def _cached(store) -> int:
+    """Replies committed to a cache file so far (0 while it does not exist yet)."""
+    if not store.exists():
+        return 0
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=30) as db:
+        return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+
 def test_killed_run_resumes_without_repeating_a_completed_call(openai_stub, tmp_path):
     openai_stub.reply = varied_reply
     reference = cli(job_args(openai_stub, tmp_path, "reference"), tmp_path)
@@ -217,7 +225,10 @@ def test_killed_run_resumes_without_repeating_a_completed_call(openai_stub, tmp_
     deadline = time.monotonic() + 120
     while len(served) < total // 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
-    time.sleep(1.0)  # the last replies reach the client (and its cache)
+    # The served replies reach the client and its cache (a loaded machine may take a while).
+    store = tmp_path / "resumed" / "cache" / "llm_responses.sqlite"
+    while _cached(store) < len(served) and time.monotonic() < deadline:
+        time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL

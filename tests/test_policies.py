@@ -22,7 +22,8 @@ from benchmark.policy import (
     Truncate,
 )
 from benchmark.policy.anchor_index import HEADING
-from benchmark.transcript.models import FunctionCall, Message, ToolCall, Transcript
+from benchmark.transcript.formats import import_file
+from benchmark.transcript.models import FunctionCall, Message, ToolCall
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -400,38 +401,11 @@ def test_hydra_configs_instantiate_and_run(name: str) -> None:
     assert_valid(out)
 
 
-def swe_agent_transcript(path: Path) -> Transcript:
-    """A SWE-agent trajectory with its actions as tool calls and observations as results."""
-    history = json.loads(path.read_text(encoding="utf-8"))["history"]
-    messages: list[Message] = []
-    pending: str | None = None
-    for n, entry in enumerate(history):
-        if entry["role"] == "assistant" and entry.get("action", "").strip():
-            action = entry["action"].strip()
-            word, _, rest = action.partition(" ")
-            first = rest.split("\n")[0].strip().strip('"')
-            name, args = {
-                "create": ("create", {"filename": first}),
-                "open": ("open", {"path": first.split(" ")[0]}),
-                "edit": ("edit", {"lines": first, "replacement": rest.partition("\n")[2]}),
-            }.get(word, ("bash", {"command": action}))
-            pending = f"call_{n}"
-            messages.append(assistant(entry["content"], call(pending, name, **args)))
-        elif entry["role"] == "user" and pending:
-            messages.append(result(pending, entry["content"]))
-            pending = None
-        else:
-            messages.append(Message(role=entry["role"], content=entry["content"]))
-    if pending:  # the final submit has no observation
-        messages.append(result(pending, "(session ended)"))
-    return Transcript(id=path.stem, source=str(path), messages=messages)
-
-
 def test_policies_on_a_real_swe_agent_session() -> None:
     traj = DATA / "swe-agent" / "pydicom__pydicom-1458.traj"
     if not traj.is_file():
         pytest.skip("../shared/data/swe-agent is not present beside the repository")
-    transcript = swe_agent_transcript(traj)
+    transcript = import_file(traj).transcript
     config = CompactionConfig(context_window=10_000, head_messages=3, tail_tokens=1500)
     points = find_points(transcript, config)
     assert len(points) >= 2

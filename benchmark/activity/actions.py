@@ -146,7 +146,22 @@ def _text_action(
         return None
     if nxt < end and messages[nxt].role not in ("user", "tool"):
         return None  # (past ``end`` nothing is read: the reply is simply not in view)
-    body = match.group(2).strip("\n")
+    parsed = parse_command(match.group(2))
+    if parsed is None:
+        return None
+    name, args, command = parsed
+    result_index = nxt if nxt < end else None
+    result = texts.get(nxt, "") if result_index is not None else ""
+    return Action(index, name, args, command, result_index, result)
+
+
+def parse_command(body: str) -> tuple[str, dict[str, Any], str | None] | None:
+    """(tool name, arguments, shell command) of a text-protocol command block.
+
+    An SWE-agent interface command (``open x.py``, ``edit 3:5 ... end_of_edit``)
+    keeps its own name; anything else is a ``bash`` command. ``None`` when empty.
+    """
+    body = body.strip("\n")
     if not body.strip():
         return None
     first, _, rest = body.partition("\n")
@@ -154,10 +169,8 @@ def _text_action(
     if not words:
         return None
     word = words[0]
-    result_index = nxt if nxt < end else None
-    result = texts.get(nxt, "") if result_index is not None else ""
     if word not in TEXT_COMMANDS:
-        return Action(index, "bash", {"command": body}, body, result_index, result)
+        return "bash", {"command": body}, body
     args: dict[str, Any] = {"_line": first.strip()}
     if word in ("create", "open") and len(words) > 1:
         args["path"] = words[1]
@@ -166,7 +179,7 @@ def _text_action(
         if lines and lines[-1].strip() in ("end_of_edit", "end_of_insert"):
             lines = lines[:-1]
         args["new_str"] = "\n".join(lines)
-    return Action(index, word, args, None, result_index, result)
+    return word, args, None
 
 
 def _split(line: str) -> list[str]:

@@ -51,6 +51,7 @@ EDIT_TOOLS = frozenset(
         "patch_file",
         "edit_code",
         "file_edit",
+        "notebookedit",
     }
 )
 EDITOR_TOOLS = frozenset(
@@ -71,6 +72,7 @@ READ_TOOLS = frozenset(
         "show_file",
         "file_read",
         "readfile",
+        "notebookread",
     }
 )
 PATCH_TOOLS = frozenset({"apply_patch", "patch", "applypatch", "apply_diff"})
@@ -120,6 +122,7 @@ NEW_KEYS = (
     "content",
     "file_text",
     "contents",
+    "new_source",
 )
 PATCH_KEYS = ("input", "patch", "diff", "_raw", "content")
 

@@ -19,6 +19,11 @@ def write_artifacts(result: JobResult, resolved_config: dict[str, Any], folder: 
     """
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.yaml").write_text(yaml.safe_dump(resolved_config, sort_keys=False))
+    if result.inputs is not None:
+        (folder / "transcripts").mkdir(exist_ok=True)
+        (folder / "transcripts" / "manifest.json").write_text(
+            result.inputs.model_dump_json(indent=1)
+        )
     probes, answers, judgments = [], [], []
     for point in result.points:
         pid = f"{point.point.transcript_id}/point_{point.point.ordinal}"

@@ -23,6 +23,7 @@ from benchmark.config import BenchmarkConfig, TrackingConfig
 from benchmark.errors import UserError
 from benchmark.results import JobResult
 from benchmark.tracking.artifacts import write_artifacts
+from benchmark.tracking.inputs import log_transcript_inputs, manifest_metrics
 from benchmark.tracking.sweep import SweepInfo
 from benchmark.tracking.traces import log_traces
 
@@ -157,7 +158,15 @@ def log_job(
             }
         )
         mlflow.log_params(flatten(clean))
-        mlflow.log_metrics({**result.metrics(), **(extra_metrics or {})})
+        mlflow.log_metrics(
+            {
+                **result.metrics(),
+                **(manifest_metrics(result.inputs) if result.inputs else {}),
+                **(extra_metrics or {}),
+            }
+        )
+        if result.inputs is not None:
+            log_transcript_inputs(result.inputs)
         for step, point in enumerate(result.points):
             mlflow.log_metrics(
                 {

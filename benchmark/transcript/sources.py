@@ -1,28 +1,156 @@
-"""Where a job's transcripts come from: generated sessions or files on disk."""
+"""Where a job's transcripts come from: generated sessions or agent logs on disk.
+
+Every job gets a ``TranscriptManifest``: which files (or generated sessions)
+were used, with content hashes, and which files were skipped and why, so a
+run's numbers can be traced back to exactly the data behind them.
+"""
 
 from __future__ import annotations
 
+import glob
+import logging
+from collections import Counter
+from pathlib import Path
+
+from pydantic import BaseModel
+
 from benchmark.config import FileTranscripts, SyntheticTranscripts
-from benchmark.transcript.loader import load_file
+from benchmark.errors import UserError
+from benchmark.transcript.formats import Imported, TranscriptError, import_file
+from benchmark.transcript.manifest import SkippedFile, SourceFile, TranscriptManifest
 from benchmark.transcript.models import Transcript
 
+log = logging.getLogger(__name__)
+_SHOWN_WARNINGS = 3  # per file in the job log; the manifest keeps them all
 
-def load_transcripts(config: SyntheticTranscripts | FileTranscripts) -> list[Transcript]:
+
+class LoadedTranscripts(BaseModel):
+    transcripts: list[Transcript]
+    manifest: TranscriptManifest
+
+
+def load_transcripts(config: SyntheticTranscripts | FileTranscripts) -> LoadedTranscripts:
     if isinstance(config, SyntheticTranscripts):
-        from benchmark.transcript.synthetic import generate
+        return _generate(config)
+    paths = expand_paths(config.path, config.extensions)
+    imported: list[Imported] = []
+    skipped: list[SkippedFile] = []
+    for path in paths:
+        try:
+            item = import_file(path, config.format, int(config.max_line_mb * 2**20))
+        except TranscriptError as exc:
+            if config.on_error == "fail":
+                raise UserError(f"{exc} (transcript.on_error=skip goes on without it)") from None
+            log.warning("skipped %s", exc)
+            skipped.append(SkippedFile(path=str(path), error=exc.reason))
+            continue
+        _log_warnings(item)
+        imported.append(item)
+    if not imported:
+        raise UserError(
+            f"transcript.path: none of the {len(paths)} files could be imported "
+            f"(first: {skipped[0].path}: {skipped[0].error})"
+        )
+    transcripts = _unique_ids([item.transcript for item in imported])
+    files = [
+        _source(t, item.path, item.format, item.sha256, item.size, item.warnings)
+        for t, item in zip(transcripts, imported, strict=True)
+    ]
+    spec = config.path if isinstance(config.path, str) else ", ".join(config.path)
+    return LoadedTranscripts(
+        transcripts=transcripts,
+        manifest=TranscriptManifest(source=spec, files=files, skipped=skipped),
+    )
 
-        return [
-            generate(
-                seed=config.seed + i,
-                target_tokens=config.target_tokens,
-                transcript_id=f"synthetic-s{config.seed + i}",
-            )
-            for i in range(config.sessions)
-        ]
-    transcripts = [load_file(path) for path in config.paths]
-    ids = [t.id for t in transcripts]
-    # Two files with the same stem would collide in probe ids and artifacts.
+
+def expand_paths(spec: str | list[str], extensions: list[str] | None = None) -> list[Path]:
+    """Files named by ``spec``: files as given, globs (``**`` recursive), folders scanned
+    recursively for ``extensions``; in order, each once."""
+    suffixes = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in extensions or []}
+    found: dict[Path, None] = {}
+    for item in [spec] if isinstance(spec, str) else spec:
+        path = Path(item).expanduser()
+        if glob.has_magic(str(path)):
+            matches = [Path(m) for m in sorted(glob.glob(str(path), recursive=True))]
+            files = [m for m in matches if m.is_file()]
+            for folder in (m for m in matches if m.is_dir()):
+                files.extend(_scan(folder, suffixes))
+            if not files:
+                raise UserError(f"transcript.path: {item!r} matches no file")
+        elif path.is_dir():
+            files = _scan(path, suffixes)
+            if not files:
+                raise UserError(
+                    f"transcript.path: folder {item!r} has no {'/'.join(sorted(suffixes))} file"
+                )
+        elif path.exists():
+            files = [path]
+        else:
+            raise UserError(f"transcript.path: no such file or folder: {item!r}")
+        for file in files:
+            found.setdefault(file, None)
+    return list(found)
+
+
+def _scan(folder: Path, suffixes: set[str]) -> list[Path]:
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and p.suffix.lower() in suffixes
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+
+
+def _generate(config: SyntheticTranscripts) -> LoadedTranscripts:
+    from benchmark.transcript.synthetic import generate
+
+    transcripts = [
+        generate(
+            seed=config.seed + i,
+            target_tokens=config.target_tokens,
+            transcript_id=f"synthetic-s{config.seed + i}",
+        )
+        for i in range(config.sessions)
+    ]
+    files = [_source(t, t.source, "synthetic", t.content_hash, 0, []) for t in transcripts]
+    source = f"synthetic: {config.sessions} sessions from seed {config.seed}"
+    return LoadedTranscripts(
+        transcripts=transcripts, manifest=TranscriptManifest(source=source, files=files)
+    )
+
+
+def _source(
+    t: Transcript, path: str, format: str, sha256: str, size: int, warnings: list[str]
+) -> SourceFile:
+    return SourceFile(
+        transcript_id=t.id,
+        path=path,
+        format=format,
+        sha256=sha256,
+        size=size,
+        messages=len(t.messages),
+        tool_calls=sum(len(m.tool_calls or []) for m in t.messages),
+        tokens=t.total_tokens,
+        warnings=warnings,
+    )
+
+
+def _unique_ids(transcripts: list[Transcript]) -> list[Transcript]:
+    """Two files with the same stem would collide in probe ids and artifacts."""
+    counts = Counter(t.id for t in transcripts)
     return [
-        t if ids.count(t.id) == 1 else t.model_copy(update={"id": f"{t.id}-{i}"})
+        t if counts[t.id] == 1 else t.model_copy(update={"id": f"{t.id}-{i}"})
         for i, t in enumerate(transcripts)
     ]
+
+
+def _log_warnings(item: Imported) -> None:
+    for warning in item.warnings[:_SHOWN_WARNINGS]:
+        log.warning("%s: %s", item.path, warning)
+    if len(item.warnings) > _SHOWN_WARNINGS:
+        log.warning(
+            "%s: %d more import warnings (see transcripts/manifest.json in the run)",
+            item.path,
+            len(item.warnings) - _SHOWN_WARNINGS,
+        )

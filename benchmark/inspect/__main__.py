@@ -1,0 +1,7 @@
+"""``python -m benchmark.inspect``."""
+
+import sys
+
+from benchmark.inspect import main
+
+sys.exit(main())

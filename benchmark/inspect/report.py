@@ -1,0 +1,133 @@
+"""One file's report as plain data: what the importer found, and what a job's config would
+find in it (compaction points, probes from the offline extractor). ``--json`` prints it as
+is; ``render`` draws the tables from it, so the two never disagree.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any, get_args
+
+from benchmark.compaction import CompactionConfig, find_points
+from benchmark.config import BenchmarkConfig
+from benchmark.probe.extract import generate_probes
+from benchmark.probe.models import PROBE_TYPES
+from benchmark.transcript.formats import TranscriptError, import_file
+from benchmark.transcript.models import Role, Transcript
+
+
+def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) -> dict[str, Any]:
+    """One file's report as plain data (the ``--json`` object; the tables are drawn from it)."""
+    max_line = int(config.transcript.max_line_mb * 2**20)  # type: ignore[union-attr]
+    try:
+        item = import_file(path, fmt, max_line)
+    except TranscriptError as exc:
+        return {"path": str(path), "error": str(exc)}
+    t = item.transcript
+    counts = t.message_tokens
+    roles = Counter(m.role for m in t.messages)
+    tools = Counter(c.function.name for m in t.messages for c in m.tool_calls or [])
+    largest = max(range(len(counts)), key=counts.__getitem__)
+    comp = config.compaction
+    points = find_points(t, comp)
+    probe_config = config.probe.model_copy(update={"writer": None})
+    types = [p for p in PROBE_TYPES if p in probe_config.types]
+    point_reports = []
+    for point in points:
+        found = generate_probes(t, point, probe_config)
+        report: dict[str, Any] = {
+            **point.model_dump(exclude={"transcript_id"}),
+            "region_tokens": sum(counts[point.head_end : point.tail_start]),
+            "probes": {p: sum(1 for x in found if x.type == p) for p in types},
+        }
+        if probes:
+            report["probe_list"] = [
+                {
+                    "id": x.id,
+                    "type": x.type,
+                    "question": x.question,
+                    "facts": [{"kind": f.kind, "text": f.text} for f in x.gold.facts],
+                }
+                for x in found
+            ]
+        point_reports.append(report)
+    return {
+        "path": item.path,
+        "format": item.format,
+        "size": item.size,
+        "sha256": item.sha256,
+        "transcript_id": t.id,
+        "messages": {
+            "total": len(t.messages),
+            "by_role": {r: roles[r] for r in get_args(Role) if roles[r]},
+        },
+        "tool_calls": {
+            "total": sum(tools.values()),
+            "by_tool": dict(sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))),
+        },
+        "tokens": {
+            "total": t.total_tokens,
+            "largest": {
+                "index": largest,
+                "role": t.messages[largest].role,
+                "tokens": counts[largest],
+            },
+        },
+        "warnings": item.warnings,
+        "compaction": {**comp.model_dump(), "trigger": comp.context_window * comp.trigger_ratio},
+        "probe_types": types,
+        "probe_writer_ignored": config.probe.writer is not None,  # offline extractor used
+        "points": point_reports,
+        "no_points": None if points else why_no_points(t, comp),
+    }
+
+
+def why_no_points(t: Transcript, comp: CompactionConfig) -> str:
+    """One line: why the replay never compacts, and an override that would make it."""
+    total, trigger = t.total_tokens, comp.context_window * comp.trigger_ratio
+    setting = (
+        f"the trigger of {trigger:,.0f} (compaction.context_window={comp.context_window} "
+        f"x trigger_ratio={comp.trigger_ratio:g})"
+    )
+    if total <= trigger:
+        why = f"its {total:,} tokens never pass {setting}"
+    else:
+        why = (
+            f"its {total:,} tokens pass {setting}, but the protected head "
+            f"(head_messages={comp.head_messages}) and tail (tail_tokens={comp.tail_tokens}) "
+            "leave no message to compact"
+        )
+    hint = _suggestion(t, comp)
+    return f"no compaction point: {why}; " + (
+        f"try {hint}" if hint else "no smaller window finds one (too few messages)"
+    )
+
+
+def _suggestion(t: Transcript, comp: CompactionConfig) -> str | None:
+    """The first of a few override sets that gives at least one point, checked by replaying."""
+    ratio = comp.trigger_ratio
+    window = _round_down(t.total_tokens / ratio / 2)
+    candidates = [
+        {"tail_tokens": _round_down(comp.context_window * ratio / 4)},
+        {"context_window": window, "tail_tokens": min(comp.tail_tokens, int(window * ratio / 4))},
+        {"context_window": window, "tail_tokens": 0},
+    ]
+    for update in candidates:
+        changed = {k: v for k, v in update.items() if getattr(comp, k) != v}
+        if not changed:
+            continue
+        try:
+            trial = CompactionConfig.model_validate({**comp.model_dump(), **changed})
+        except ValueError:
+            continue
+        if find_points(t, trial):
+            return " ".join(f"compaction.{k}={v}" for k, v in changed.items())
+    return None
+
+
+def _round_down(value: float) -> int:
+    """Two significant digits, so a suggested override reads like one a person would type."""
+    n = max(int(value), 1)
+    scale = 10 ** max(len(str(n)) - 2, 0)
+    return n // scale * scale

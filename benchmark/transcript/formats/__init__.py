@@ -1,0 +1,103 @@
+"""Importers: agent logs of several formats -> the transcript model.
+
+``import_file`` reads one file, detects its format from its content (not
+its name) unless one is forced, and returns the transcript with what the
+import noticed (orphaned tool calls or results, skipped events). Each format
+is one module with ``NAME``, ``convert(doc, builder)``, and ``claims(value)``
+(a whole-file JSON document in my format?) and/or ``claims_record(record)``
+(a JSON Lines record in my format?).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchmark.transcript.formats import chat, claude_code, codex, swe_agent
+from benchmark.transcript.formats._builder import ConversationBuilder
+from benchmark.transcript.formats._document import (
+    MAX_LINE_BYTES,
+    Document,
+    TranscriptError,
+    read_document,
+)
+from benchmark.transcript.models import Transcript
+
+__all__ = ["FORMATS", "Imported", "TranscriptError", "detect", "import_file"]
+
+# Order matters for JSON Lines detection: the first module to claim a record wins,
+# and chat (any record with a "role") is the most permissive.
+_DOCUMENTS: tuple[ModuleType, ...] = (swe_agent, chat)
+_RECORDS: tuple[ModuleType, ...] = (codex, claude_code, chat)
+FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (swe_agent, codex, claude_code, chat)}
+_SNIFF_RECORDS = 50
+
+
+class Imported(BaseModel):
+    """One imported file: the transcript and what the import noticed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    transcript: Transcript
+    format: str
+    path: str
+    sha256: str = Field(description="of the file's bytes")
+    size: int = Field(description="bytes")
+    warnings: list[str] = Field(default_factory=list)
+
+
+def import_file(
+    path: str | Path, format: str = "auto", max_line_bytes: int = MAX_LINE_BYTES
+) -> Imported:
+    """Import one transcript file; a ``TranscriptError`` (one line) when it cannot be."""
+    path = Path(path).expanduser()
+    if format != "auto" and format not in FORMATS:
+        raise TranscriptError(path, f"unknown format {format!r}; choose auto or {sorted(FORMATS)}")
+    doc = read_document(path, max_line_bytes)
+    name = detect(doc) if format == "auto" else format
+    builder = ConversationBuilder(doc)
+    try:
+        FORMATS[name].convert(doc, builder)
+        messages = builder.finish()
+    except TranscriptError:
+        raise
+    except RecursionError:  # JSON just under the parser's depth limit, walked deeper here
+        raise doc.fail("JSON nested too deeply") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        # A shape no importer check anticipated: still one line naming the file.
+        raise doc.fail(f"unexpected {name} structure ({type(exc).__name__}: {exc})") from None
+    return Imported(
+        transcript=Transcript(id=path.stem, source=str(path), messages=messages),
+        format=name,
+        path=str(path),
+        sha256=doc.sha256,
+        size=doc.size,
+        warnings=doc.warnings,
+    )
+
+
+def detect(doc: Document) -> str:
+    """The format of a parsed file, from its content."""
+    if doc.records is None:
+        value = doc.value
+        if not isinstance(value, (dict, list)):
+            raise doc.fail(f"a JSON {type(value).__name__}, not a transcript")
+        for module in _DOCUMENTS:
+            if module.claims(value):
+                return module.NAME
+        if isinstance(value, dict):  # a one-line JSON Lines file
+            doc.records, doc.value = [(1, value)], None
+    for line, record in doc.records[:_SNIFF_RECORDS]:  # type: ignore[index]
+        if not isinstance(record, dict):
+            raise doc.fail(f"expected a JSON object per line, got {type(record).__name__}", line)
+        for module in _RECORDS:
+            if module.claims_record(record):
+                return module.NAME
+    keys = sorted(doc.records[0][1]) if doc.records else []  # type: ignore[index]
+    shown = ", ".join(repr(key[:24]) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
+    raise doc.fail(
+        f"unrecognised transcript format (first record's keys: {shown or 'none'}); expected "
+        "OpenAI chat messages, an SWE-agent .traj, a Claude Code session or a Codex CLI rollout"
+    )

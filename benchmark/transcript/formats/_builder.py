@@ -1,0 +1,256 @@
+"""Assembling chat messages from any log format, with tool calls paired to results.
+
+Every importer describes a session as a sequence of events (a system or user
+message, assistant text, a tool call, a tool result); the builder turns them
+into OpenAI chat messages: calls go on the assistant message as
+``tool_calls``, results become ``tool`` messages with the call's id. A call
+whose result never comes, and a result whose call is not in the log, are
+reported as warnings; an orphaned result is kept as a user message with its
+text verbatim (a ``tool`` message must answer a call), never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from benchmark.transcript.formats._document import Document
+from benchmark.transcript.models import Message
+
+# Shown in place of content a text transcript cannot carry (images, audio, files).
+NON_TEXT = "[{kind} omitted]"
+# Half of a surrogate pair (a log cut inside an emoji, JSON's "\\ud83d" alone): valid JSON,
+# but not writable as UTF-8, so it would fail the job far from the file at fault.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# What tool-call arguments may be: the wire format's JSON text, or (some logs) the object.
+_ARGUMENTS = (str, dict, list, type(None))
+
+
+class ConversationBuilder:
+    def __init__(self, doc: Document) -> None:
+        self._doc = doc
+        self._messages: list[tuple[dict[str, Any], int | None, str]] = []
+        self._pending: dict[str, tuple[str, str]] = {}  # call id -> (tool name, where)
+        self._open: int | None = None  # the assistant message that may still take calls
+        self._merge_key: object = None
+
+    # --- events ---------------------------------------------------------------------------
+
+    def system(self, text: str, line: int | None = None) -> None:
+        self._plain("system", text, line)
+
+    def user(self, text: str, line: int | None = None, name: str | None = None) -> None:
+        self._plain("user", text, line, name)
+
+    def assistant(
+        self, text: str | None, line: int | None = None, merge_key: object = None
+    ) -> None:
+        """Assistant text; with ``merge_key`` equal to the previous assistant event's, it
+        continues that message (logs that write one line per content block)."""
+        if merge_key is not None and merge_key == self._merge_key and self._open is not None:
+            message = self._messages[self._open][0]
+            if text:
+                message["content"] = f"{message['content']}\n{text}" if message["content"] else text
+            return
+        self._close_pending(line)
+        self._append({"role": "assistant", "content": text or None}, line)
+        self._open = len(self._messages) - 1
+        self._merge_key = merge_key
+
+    def call(
+        self,
+        call_id: str,
+        name: str,
+        arguments: str | dict[str, Any] | list[Any] | None,
+        line: int | None = None,
+        merge_key: object = None,
+    ) -> None:
+        """A tool call: on the open assistant message, or on a new one."""
+        if not isinstance(call_id, str) or not call_id:
+            raise self._doc.fail("a tool call without an id", line)
+        if not isinstance(name, str) or not name:
+            raise self._doc.fail(f"tool call {call_id!r} has no tool name", line)
+        if not isinstance(arguments, _ARGUMENTS):
+            raise self._doc.fail(
+                f"tool call {call_id!r}: field 'arguments': expected JSON text or an object, "
+                f"got {type(arguments).__name__}",
+                line,
+            )
+        if self._open is None or (merge_key is not None and merge_key != self._merge_key):
+            self.assistant(None, line, merge_key)
+        if not isinstance(arguments, str):
+            arguments = json.dumps({} if arguments is None else arguments, ensure_ascii=False)
+        message = self._messages[self._open][0]  # type: ignore[index]
+        message.setdefault("tool_calls", []).append(
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        )
+        self._pending[call_id] = (name, _where(line, len(self._messages) - 1))
+
+    def result(self, call_id: str, text: str, line: int | None = None) -> None:
+        """A tool's result; its call must be pending, or it is kept as an orphan."""
+        if call_id in self._pending:
+            del self._pending[call_id]
+            self._append({"role": "tool", "tool_call_id": call_id, "content": text}, line)
+            self._open = None
+            return
+        self._doc.warn(
+            f"tool result for call {call_id!r}, which is not in the log; kept as a user message",
+            line,
+        )
+        self._plain("user", text, line, name="orphaned_tool_result")
+
+    def message(self, item: Any, line: int | None = None, index: int | None = None) -> None:
+        """An OpenAI chat-format message (``role``, ``content``, ``tool_calls``, ...)."""
+        where = f"message {index}: " if index is not None else ""
+        if not isinstance(item, dict):
+            raise self._doc.fail(f"{where}expected an object, got {type(item).__name__}", line)
+        item = dict(item)
+        if item.get("role") == "developer":
+            item["role"] = "system"
+        role = item.get("role")
+        if role == "tool" and isinstance(item.get("tool_call_id"), str) and item["tool_call_id"]:
+            if item["tool_call_id"] not in self._pending:
+                self.result(item["tool_call_id"], _text_field(item), line)
+                return
+            del self._pending[item["tool_call_id"]]
+            self._append(item, line, where)
+            self._open = None
+            return
+        if role != "tool":
+            self._close_pending(line)
+        self._append(item, line, where)
+        calls = item.get("tool_calls")
+        self._open = None
+        if role == "assistant" and isinstance(calls, list):
+            for k, call in enumerate(calls):
+                function = call.get("function") if isinstance(call, dict) else None
+                if not isinstance(function, dict):
+                    continue  # validation names the field
+                if not isinstance(function.get("arguments"), _ARGUMENTS):
+                    raise self._doc.fail(
+                        f"{where}field 'tool_calls.{k}.function.arguments': expected JSON text "
+                        f"or an object, got {type(function['arguments']).__name__}",
+                        line,
+                    )
+                if isinstance(call.get("id"), str):
+                    name = function.get("name", "?")
+                    self._pending[call["id"]] = (str(name), _where(line, len(self._messages) - 1))
+
+    # --- result ---------------------------------------------------------------------------
+
+    def finish(self) -> list[Message]:
+        for call_id, (name, where) in self._pending.items():
+            self._doc.warn(
+                f"tool call {name!r} ({call_id}) at {where} has no result (the log ends)"
+            )
+        self._pending.clear()
+        messages, mended, first = [], 0, ""
+        for item, line, where in self._messages:
+            try:
+                message, count = _mended(Message.model_validate(item))
+            except ValidationError as exc:
+                raise self._doc.fail(f"{where}{_first_error(exc)}", line) from None
+            if count and not mended:
+                first = f"line {line}" if line is not None else f"message {len(messages)}"
+            mended += count
+            messages.append(message)
+        if not messages:
+            raise self._doc.fail("no messages")
+        if mended:
+            self._doc.warn(
+                f"replaced {mended} broken character(s) (unpaired UTF-16 surrogates) with "
+                f"U+FFFD, the first at {first or 'an event'}"
+            )
+        return messages
+
+    # --- internals ------------------------------------------------------------------------
+
+    def _plain(self, role: str, text: str, line: int | None, name: str | None = None) -> None:
+        self._close_pending(line)
+        item: dict[str, Any] = {"role": role, "content": text}
+        if name:
+            item["name"] = name
+        self._append(item, line)
+        self._open = None
+
+    def _append(self, item: dict[str, Any], line: int | None, where: str = "") -> None:
+        self._messages.append((item, line, where))
+        self._merge_key = None
+
+    def _close_pending(self, line: int | None) -> None:
+        """Calls still pending when the conversation moves on will get no result."""
+        for call_id, (name, where) in self._pending.items():
+            self._doc.warn(f"tool call {name!r} ({call_id}) at {where} has no result", line)
+        self._pending.clear()
+
+
+def _where(line: int | None, index: int) -> str:
+    return f"line {line}" if line is not None else f"message {index}"
+
+
+def _text_field(item: dict[str, Any]) -> str:
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p["text"] for p in content if isinstance(p, dict) and "text" in p)
+    return "" if content is None else json.dumps(content)
+
+
+def _mended(message: Message) -> tuple[Message, int]:
+    """The message with unpaired surrogates replaced, and how many there were."""
+    calls = message.tool_calls or []
+    texts = [message.content, message.name, message.tool_call_id]
+    texts += [t for c in calls for t in (c.id, c.function.name, c.function.arguments)]
+    if not any(text and _SURROGATE.search(text) for text in texts):
+        return message, 0
+    data, count = _mend(message.model_dump(exclude_none=True))
+    return Message.model_validate(data), count
+
+
+def _mend(value: Any) -> tuple[Any, int]:
+    """``value`` (a message's plain data) with unpaired surrogates replaced, and how many."""
+    if isinstance(value, str):
+        return _SURROGATE.subn("\ufffd", value)
+    if isinstance(value, dict):
+        pairs = [(key, *_mend(item)) for key, item in value.items()]
+        return {key: item for key, item, _ in pairs}, sum(n for *_, n in pairs)
+    if isinstance(value, list):
+        pairs = [_mend(item) for item in value]
+        return [item for item, _ in pairs], sum(n for _, n in pairs)
+    return value, 0
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    field = ".".join(str(part) for part in err["loc"]) or "message"
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "literal_error" and "input" in err:
+        return f"field '{field}': {msg} (got {err['input']!r:.40})"
+    return f"field '{field}': {msg}"
+
+
+def text_of(content: Any) -> str:
+    """Text of a content field: a string, or a list of parts (text kept, the rest named)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        raise TypeError(f"content must be text or a list of parts, got {type(content).__name__}")
+    texts = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif isinstance(part, dict) and isinstance(part.get("type"), str):
+            texts.append(NON_TEXT.format(kind=part["type"]))
+        else:
+            raise TypeError(f"a content part must be an object with a 'type', got {part!r:.40}")
+    return "\n".join(texts)

@@ -1,0 +1,159 @@
+"""Reading a transcript file: bytes -> one JSON document or JSON Lines records.
+
+Everything that can be wrong with the bytes themselves (missing, empty,
+binary, not UTF-8, a runaway line, invalid JSON) is found here and reported
+as one ``TranscriptError`` naming the file and, where there is one, the line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmark.errors import UserError
+
+MAX_LINE_BYTES = 32 * 1024 * 1024
+MAX_REASON_CHARS = 200  # a reason quoting the file (a key, a value) must not flood the log
+
+
+class TranscriptError(UserError):
+    """A transcript file that cannot be imported: ``<path>: line N: <reason>``, one line."""
+
+    def __init__(self, path: str | Path, reason: str, line: int | None = None) -> None:
+        self.path = str(path)
+        self.line = line
+        reason = " ".join(reason.split())  # one line, whatever the reason quotes
+        if len(reason) > MAX_REASON_CHARS:
+            reason = reason[: MAX_REASON_CHARS - 3] + "..."
+        self.reason = reason
+        where = f"line {line}: " if line is not None else ""
+        super().__init__(f"{self.path}: {where}{self.reason}")
+
+
+@dataclass
+class Document:
+    """A parsed file: ``value`` when it is one JSON document, else ``records`` of JSON Lines.
+
+    ``records`` holds ``(line number, value)`` pairs, blank lines skipped.
+    """
+
+    path: Path
+    sha256: str
+    size: int
+    value: Any = None
+    records: list[tuple[int, Any]] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def is_lines(self) -> bool:
+        return self.records is not None
+
+    def fail(self, reason: str, line: int | None = None) -> TranscriptError:
+        return TranscriptError(self.path, reason, line)
+
+    def warn(self, reason: str, line: int | None = None) -> None:
+        self.warnings.append(f"line {line}: {reason}" if line is not None else reason)
+
+
+def read_document(path: Path, max_line_bytes: int = MAX_LINE_BYTES) -> Document:
+    import hashlib
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TranscriptError(path, "file not found") from None
+    except IsADirectoryError:
+        raise TranscriptError(path, "is a folder, not a file") from None
+    except OSError as exc:
+        raise TranscriptError(path, f"cannot read ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise TranscriptError(path, "empty file")
+    if data.startswith(b"\x1f\x8b"):
+        raise TranscriptError(path, "binary data (gzip-compressed); decompress it first")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise TranscriptError(path, "not UTF-8 text (UTF-16, by its byte order mark)")
+    if b"\x00" in data:
+        raise TranscriptError(
+            path, "binary data (NUL bytes), not a JSON transcript", _line_at(data, data.index(0))
+        )
+    longest, line = _longest_line(data)
+    if longest > max_line_bytes:
+        raise TranscriptError(
+            path,
+            f"a {longest / 2**20:.1f} MB line, over the {max_line_bytes / 2**20:g} MB limit "
+            "(transcript.max_line_mb)",
+            line,
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(
+            path, f"not UTF-8 text (invalid byte at offset {exc.start})", _line_at(data, exc.start)
+        ) from None
+    doc = Document(path=path, sha256=hashlib.sha256(data).hexdigest(), size=len(data))
+    start = text.lstrip()[:1]
+    if start not in ("{", "["):
+        raise doc.fail(_not_a_transcript(text))
+    try:
+        doc.value = json.loads(text)
+        return doc
+    except json.JSONDecodeError as exc:
+        if not (start == "{" and exc.msg == "Extra data"):
+            raise doc.fail(f"invalid JSON at column {exc.colno}: {exc.msg}", exc.lineno) from None
+    except ValueError as exc:  # e.g. a number over Python's 4300-digit limit
+        raise doc.fail(f"invalid JSON: {_first_clause(exc)}") from None
+    except RecursionError:
+        raise doc.fail("JSON nested too deeply") from None
+    doc.records = _json_lines(doc, text)
+    return doc
+
+
+def _json_lines(doc: Document, text: str) -> list[tuple[int, Any]]:
+    records = []
+    # Only "\n" ends a line: str.splitlines would also split inside a JSON string at
+    # U+2028, U+2029 or U+0085, which JSON allows unescaped (JavaScript writers leave them).
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise doc.fail(f"invalid JSON at column {exc.colno}: {exc.msg}", number) from None
+        except ValueError as exc:
+            raise doc.fail(f"invalid JSON: {_first_clause(exc)}", number) from None
+        except RecursionError:
+            raise doc.fail("JSON nested too deeply", number) from None
+    return records
+
+
+def _not_a_transcript(text: str) -> str:
+    """Why a file that does not start with ``{`` or ``[`` is refused."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return f"not JSON or JSON Lines (starts with {text.lstrip()[:20]!r})"
+    kind = {type(None): "null", bool: "boolean", str: "string"}.get(type(value), "number")
+    return f"a JSON {kind}, not a transcript (expected an object or a list)"
+
+
+def _first_clause(exc: ValueError) -> str:
+    return str(exc).split(":")[0]
+
+
+def _longest_line(data: bytes) -> tuple[int, int]:
+    """Length of the longest line and its 1-based number."""
+    longest, number, start, n = 0, 1, 0, 1
+    while True:
+        end = data.find(b"\n", start)
+        stop = len(data) if end < 0 else end
+        if stop - start > longest:
+            longest, number = stop - start, n
+        if end < 0:
+            return longest, number
+        start, n = end + 1, n + 1
+
+
+def _line_at(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1

@@ -1,0 +1,34 @@
+"""What a run's transcripts were: files with content hashes, and files skipped with why.
+
+Logged with every run (``transcripts/manifest.json`` and MLflow dataset
+inputs), so a score can be traced back to exactly the data behind it.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class SourceFile(BaseModel):
+    """One transcript a job used, and where it came from."""
+
+    transcript_id: str
+    path: str = Field(description="the file, or 'synthetic:seed=N'")
+    format: str
+    sha256: str = Field(description="of the file's bytes (of the messages, when generated)")
+    size: int = Field(0, description="bytes of the file")
+    messages: int
+    tool_calls: int
+    tokens: int
+    warnings: list[str] = Field(default_factory=list)
+
+
+class SkippedFile(BaseModel):
+    path: str
+    error: str
+
+
+class TranscriptManifest(BaseModel):
+    source: str = Field(description="the transcript config's path(s), or the generator and seed")
+    files: list[SourceFile]
+    skipped: list[SkippedFile] = Field(default_factory=list)

@@ -1,0 +1,141 @@
+"""OpenAI chat format: {"messages": [...]}, a bare list, JSON Lines; tool calls paired by id."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from benchmark.compaction import CompactionConfig, find_points
+from benchmark.probe.config import ProbeConfig
+from benchmark.probe.extract import generate_probes
+from benchmark.transcript.formats import TranscriptError, import_file
+
+FIXTURE = Path(__file__).parent / "fixtures" / "transcripts" / "chat" / "ledger_fix.jsonl"
+
+
+def _messages() -> list[dict]:
+    return [json.loads(line) for line in FIXTURE.read_text().splitlines()]
+
+
+def _tools(transcript) -> Counter:
+    return Counter(c.function.name for m in transcript.messages for c in m.tool_calls or [])
+
+
+def test_jsonl_fixture_round_trips():
+    imported = import_file(FIXTURE)
+    t = imported.transcript
+    assert imported.format == "chat" and imported.warnings == []
+    assert Counter(m.role for m in t.messages) == {
+        "system": 1,
+        "user": 2,
+        "assistant": 9,
+        "tool": 7,
+    }
+    assert _tools(t) == {"read_file": 2, "bash": 2, "edit_file": 2, "write_file": 1}
+    calls = [c.id for m in t.messages for c in m.tool_calls or []]
+    results = [m.tool_call_id for m in t.messages if m.role == "tool"]
+    assert calls == results  # every call answered, in order, by id
+    assert t.id == "ledger_fix" and t.source == str(FIXTURE)
+    assert len(imported.sha256) == 64 and imported.size == FIXTURE.stat().st_size
+
+
+def test_object_list_and_lines_are_the_same_transcript(tmp_path):
+    obj, bare = tmp_path / "a.json", tmp_path / "b.json"
+    obj.write_text(json.dumps({"messages": _messages()}))
+    bare.write_text(json.dumps(_messages(), indent=2))
+    lines = import_file(FIXTURE).transcript
+    for path in (obj, bare):
+        imported = import_file(path)
+        assert imported.format == "chat"
+        assert imported.transcript.content_hash == lines.content_hash  # content, not path
+
+
+def test_detected_by_content_not_extension(tmp_path):
+    odd = tmp_path / "session.log"
+    odd.write_bytes(FIXTURE.read_bytes())
+    assert import_file(odd).format == "chat"
+
+
+def test_probes_from_the_fixture():
+    t = import_file(FIXTURE).transcript
+    config = CompactionConfig(
+        context_window=t.total_tokens, trigger_ratio=0.97, head_messages=2, tail_tokens=40
+    )
+    probes = generate_probes(t, find_points(t, config)[-1], ProbeConfig())
+    facts = {(p.type, f.kind, f.text) for p in probes for f in p.gold.facts}
+    assert ("artifact", "created", "tests/test_export_empty.py") in facts
+    assert ("artifact", "modified", "ledger/export.py") in facts
+    assert ("recall", "detail", "IndexError: list index out of range") in facts
+    assert ("recall", "identifier", "python -m pytest tests/test_export.py -q") in facts
+    assert {"recall", "artifact", "continuation"} <= {p.type for p in probes}
+
+
+def test_developer_role_is_system(tmp_path):
+    path = tmp_path / "dev.json"
+    path.write_text(
+        json.dumps([{"role": "developer", "content": "rules"}, {"role": "user", "content": "hi"}])
+    )
+    assert [m.role for m in import_file(path).transcript.messages] == ["system", "user"]
+
+
+def test_orphans_are_reported_and_kept(tmp_path):
+    call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "user", "content": "never mind"},  # c1 gets no result
+        {"role": "tool", "tool_call_id": "c9", "content": "output of a call not in the log"},
+    ]
+    path = tmp_path / "orphans.json"
+    path.write_text(json.dumps(messages))
+    imported = import_file(path)
+    assert len(imported.warnings) == 2
+    assert "'bash' (c1)" in imported.warnings[0] and "has no result" in imported.warnings[0]
+    assert "'c9'" in imported.warnings[1] and "not in the log" in imported.warnings[1]
+    last = imported.transcript.messages[-1]
+    assert (last.role, last.name, last.content) == (
+        "user",
+        "orphaned_tool_result",
+        "output of a call not in the log",
+    )
+
+
+GOOD = {"role": "system", "content": "You are a coding agent."}
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        ("{not json", "line 1: invalid JSON"),
+        (json.dumps({"msgs": []}), "unrecognised transcript format"),
+        (json.dumps([]), "no messages"),
+        (json.dumps([{"role": "robot", "content": "hi"}]), "message 0: field 'role'"),
+        (
+            json.dumps([GOOD, {"role": "tool", "content": "x"}]),
+            "message 1: field 'message': a tool message needs 'tool_call_id'",
+        ),
+        (json.dumps([GOOD, {"role": "user", "content": 5}]), "message 1: field 'content'"),
+        (json.dumps([GOOD, "hello"]), "message 1: expected an object"),
+        (json.dumps(GOOD) + "\n" + json.dumps({"role": "robot"}), "line 2: field 'role'"),
+        (json.dumps(GOOD) + '\n{"role": "user", ', "line 2: invalid JSON"),
+        (
+            json.dumps({"messages": [GOOD]}) + "\n" + json.dumps({"messages": [GOOD]}),
+            "line 1: one conversation per line",
+        ),
+    ],
+)
+def test_malformed_files_name_file_line_and_field(tmp_path, payload, expected):
+    path = tmp_path / "broken.json"
+    path.write_text(payload)
+    with pytest.raises(TranscriptError) as err:
+        import_file(path)
+    message = str(err.value)
+    assert message.startswith(str(path)) and expected in message and "\n" not in message
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(TranscriptError, match="file not found"):
+        import_file(tmp_path / "nope.json")

@@ -1,0 +1,399 @@
+"""Codex CLI rollouts: both generations detected and converted, tool calls paired, what the
+activity readers and probes find in them, and one-line errors for malformed lines."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from benchmark.activity.actions import extract
+from benchmark.compaction import CompactionPoint
+from benchmark.probe.config import ProbeConfig
+from benchmark.probe.extract import generate_probes
+from benchmark.probe.models import Probe
+from benchmark.transcript.formats import TranscriptError, codex, import_file
+from benchmark.transcript.models import Transcript
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "codex"
+CURRENT = FIXTURES / "rollout-2025-10-14T09-12-03-tinyq.jsonl"
+LEGACY = FIXTURES / "rollout-2025-06-03T14-02-11-legacy.jsonl"
+TASK = "Please fix the backoff in tinyq and add a test for it."
+
+META = {
+    "timestamp": "2025-10-20T08:00:00.000Z",
+    "type": "session_meta",
+    "payload": {
+        "id": "0199f3a0-1111-7000-8000-000000000001",
+        "timestamp": "2025-10-20T08:00:00.000Z",
+        "cwd": "/w",
+        "originator": "codex_cli_rs",
+        "cli_version": "0.47.0",
+        "instructions": "Be brief.",
+    },
+}
+LEGACY_META = {"id": "6b1f0e3a", "timestamp": "2025-06-01T10:00:00.000Z", "instructions": None}
+
+
+def _item(payload: dict) -> dict:
+    return {"timestamp": "2025-10-20T08:00:01.000Z", "type": "response_item", "payload": payload}
+
+
+def _user(text: str) -> dict:
+    return _item(
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+    )
+
+
+def _call(name: str, args: dict, call_id: str) -> dict:
+    return _item(
+        {"type": "function_call", "name": name, "arguments": json.dumps(args), "call_id": call_id}
+    )
+
+
+def _output(call_id: str, text: str) -> dict:
+    return _item({"type": "function_call_output", "call_id": call_id, "output": text})
+
+
+def _write(tmp_path: Path, records: list, name: str = "rollout.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _calls(transcript: Transcript) -> list:
+    return [c for m in transcript.messages for c in m.tool_calls or []]
+
+
+# --- the current generation ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def current():
+    return import_file(CURRENT)
+
+
+def test_current_rollout_counts_and_pairing(current):
+    transcript = current.transcript
+    assert current.format == "codex" and current.warnings == []
+    assert Counter(m.role for m in transcript.messages) == {
+        "system": 2,
+        "user": 5,
+        "assistant": 11,
+        "tool": 11,
+    }
+    calls = _calls(transcript)
+    assert Counter(c.function.name for c in calls) == {
+        "shell": 6,
+        "apply_patch": 3,
+        "update_plan": 2,
+    }
+    results = [m.tool_call_id for m in transcript.messages if m.role == "tool"]
+    assert sorted(results) == sorted(c.id for c in calls)
+    for i, message in enumerate(transcript.messages):  # each result follows its own call
+        if message.role == "tool":
+            earlier = [c.id for m in transcript.messages[:i] for c in m.tool_calls or []]
+            assert message.tool_call_id in earlier
+
+
+def test_current_rollout_content(current):
+    messages = current.transcript.messages
+    texts = [m.render() for m in messages]
+    assert messages[0].role == "system" and "apply_patch tool" in messages[0].content
+    assert messages[1].role == "system" and "<permissions instructions>" in messages[1].content
+    assert "<environment_context>" in messages[3].content and messages[3].role == "user"
+    assert sum(TASK in t for t in texts) == 1  # the event_msg copy is not a second message
+    assert not any("Looking at the retry policy" in t for t in texts)  # reasoning is skipped
+    summary = next(m for m in messages if m.content and m.content.startswith("Progress so far"))
+    assert summary.role == "user"
+    # Two shell calls issued after the assistant's remark belong to that assistant message.
+    reading = next(m for m in messages if m.content and m.content.startswith("I'll read"))
+    assert [c.function.args()["command"][2] for c in reading.tool_calls] == [
+        "sed -n '1,80p' tinyq/retry.py",
+        "cat tinyq/config.py",
+    ]
+    patch = next(c for c in _calls(current.transcript) if c.function.name == "apply_patch")
+    assert patch.function.args()["input"].startswith(
+        "*** Begin Patch\n*** Add File: tests/test_backoff_cap.py\n"
+    )
+    patched = next(m for m in messages if m.tool_call_id == patch.id)
+    assert patched.content == "Success. Updated the following files:\nA tests/test_backoff_cap.py\n"
+
+
+def test_detected_by_content_not_name(tmp_path, current):
+    copy = tmp_path / "session.json"
+    shutil.copy(CURRENT, copy)
+    imported = import_file(copy)
+    assert imported.format == "codex"
+    assert imported.transcript.messages == current.transcript.messages
+
+
+# --- the older generation ------------------------------------------------------------------
+
+
+def test_legacy_rollout():
+    imported = import_file(LEGACY)
+    messages = imported.transcript.messages
+    assert imported.format == "codex" and imported.warnings == []
+    assert [m.role for m in messages] == [
+        "system",
+        "user",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert messages[0].content == "Run `ruff check .` before you say you are done."
+    # The JSON-wrapped output is unwrapped: the traceback's lines are lines again.
+    assert messages[4].content.endswith(
+        "    newest = entries[0]\nIndexError: list index out of range\n"
+    )
+    local = messages[5].tool_calls[0]
+    assert local.function.name == "local_shell"
+    assert local.function.args() == {
+        "command": ["bash", "-lc", "sed -n '15,30p' notes/cli.py"],
+        "workdir": "/home/dev/notes-cli",
+    }
+    assert messages[6].tool_call_id == local.id == "call_3TnVb7RsYp1c"
+    texts = {i: m.render() for i, m in enumerate(messages)}
+    commands = [a.command for a in extract(messages, texts, 0, len(messages))]
+    assert commands == ["notes list --dir /tmp/empty-notes", "sed -n '15,30p' notes/cli.py"]
+
+
+# --- detection -----------------------------------------------------------------------------
+
+
+def test_claims_both_generations_and_nothing_else():
+    for path in (CURRENT, LEGACY):
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        assert codex.claims_record(records[0])
+        assert all(codex.claims_record(r) for r in records)
+    assert codex.claims_record({"type": "message", "role": "user", "content": []})
+    foreign = [
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": None, "tool_calls": []},
+        {
+            "parentUuid": None,
+            "sessionId": "5d0e",
+            "type": "user",
+            "message": {"role": "user", "content": "hi"},
+            "uuid": "a1",
+            "timestamp": "2025-08-01T10:00:00Z",
+        },
+        {"type": "assistant", "message": {"role": "assistant", "content": []}, "uuid": "a2"},
+        {"type": "summary", "summary": "Fixed the parser", "leafUuid": "a2"},
+        {"type": "message", "role": "user", "message": {"role": "user"}, "sessionId": "5d0e"},
+    ]
+    assert not any(codex.claims_record(r) for r in foreign)
+
+
+def test_chat_jsonl_is_still_chat(tmp_path):
+    records = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
+    path = _write(tmp_path, records, "chat.jsonl")
+    assert import_file(path).format == "chat"
+    with pytest.raises(TranscriptError, match=r"line 1: field 'type': .* missing"):
+        import_file(path, format="codex")
+
+
+# --- other tools, skipped records and orphans -------------------------------------------------
+
+
+def test_skips_and_orphans_are_warnings(tmp_path):
+    records = [
+        META,
+        _user("What changed?"),
+        _call("shell_command", {"command": "git status --short", "workdir": "/w"}, "call_a"),
+        _output("call_a", "Exit code: 0\nWall time: 0.1 seconds\nOutput:\n M src/app.py\n"),
+        _item({"type": "web_search_call", "status": "completed", "action": {"type": "search"}}),
+        _item({"type": "web_search_call", "status": "completed", "action": {"type": "search"}}),
+        _item({"type": "ghost_snapshot", "ghost_commit": {"id": "9c1e"}}),
+        {"timestamp": "2025-10-20T08:00:02.000Z", "type": "future_record", "payload": {}},
+        _call("shell", {"command": ["bash", "-lc", "sleep 600"]}, "call_orphan"),
+        _user("Stop that, it hangs."),
+        _output("call_ghost", "output of a call the log lost"),
+        {"timestamp": "2025-10-20T08:00:03.000Z", "type": "compacted", "payload": {"message": ""}},
+    ]
+    imported = import_file(_write(tmp_path, records))
+    messages = imported.transcript.messages
+    assert [m.role for m in messages] == ["system", "user", "assistant", "tool", "assistant"] + [
+        "user",
+        "user",
+    ]
+    assert messages[0].content == "Be brief."
+    assert messages[-1].name == "orphaned_tool_result"
+    assert messages[-1].content == "output of a call the log lost"
+    texts = {i: m.render() for i, m in enumerate(messages)}
+    actions = extract(messages, texts, 0, len(messages))
+    assert [a.command for a in actions] == ["git status --short", "sleep 600"]
+    assert actions[0].result.endswith(" M src/app.py\n") and actions[1].result_index is None
+    warnings = imported.warnings
+    assert len(warnings) == 6, warnings
+    assert warnings[0].startswith("line 10: tool call 'shell' (call_orphan) at line 9")
+    assert warnings[1].startswith("line 11: tool result for call 'call_ghost'")
+    assert warnings[2] == "line 12: a compaction record with an empty summary; skipped"
+    assert "skipped 2 'web_search_call' record(s)" in warnings[3] and "line 5" in warnings[3]
+    assert "skipped 1 'ghost_snapshot' record(s)" in warnings[4] and "line 7" in warnings[4]
+    assert "skipped 1 'future_record' record(s)" in warnings[5] and "line 8" in warnings[5]
+
+
+def test_output_forms(tmp_path):
+    """Plain text, JSON-wrapped text, content parts; a JSON output that is no wrapper stays."""
+    records = [META, _user("Go.")]
+    outputs = [
+        "plain text",
+        json.dumps({"output": "wrapped\nlines", "metadata": {"exit_code": 0}}),
+        [{"type": "input_text", "text": "a part"}, {"type": "input_image", "image_url": "data:"}],
+        '{"output": "x", "status": "ok"}',
+    ]
+    for n, output in enumerate(outputs):
+        records += [_call("mcp_tool", {}, f"c{n}"), _output(f"c{n}", output)]
+    results = [
+        m.content for m in import_file(_write(tmp_path, records)).transcript.messages[2:][1::2]
+    ]
+    assert results == [
+        "plain text",
+        "wrapped\nlines",
+        "a part\n[input_image omitted]",
+        '{"output": "x", "status": "ok"}',
+    ]
+
+
+# --- probes ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def probes(current) -> tuple[Transcript, CompactionPoint, list[Probe]]:
+    transcript = current.transcript
+    head_end = next(i for i, m in enumerate(transcript.messages) if TASK in (m.content or "")) + 1
+    n = len(transcript.messages)
+    point = CompactionPoint(
+        transcript_id=transcript.id,
+        ordinal=0,
+        head_end=head_end,
+        tail_start=n - 1,
+        end=n,
+        tokens_before=transcript.total_tokens,
+    )
+    return transcript, point, generate_probes(transcript, point, ProbeConfig(per_type=20))
+
+
+def _facts(probes: list[Probe], *kinds: str) -> set[str]:
+    return {f.text for p in probes for f in p.gold.facts if not kinds or f.kind in kinds}
+
+
+def test_probes_are_grounded(probes):
+    transcript, point, found = probes
+    assert {"recall", "artifact"} <= {p.type for p in found}
+    for probe in found:
+        quoted = []
+        for ev in probe.evidence:
+            assert point.head_end <= ev.message_index < point.tail_start
+            text = transcript.messages[ev.message_index].render()
+            assert ev.quote in text
+            quoted.append(text)
+        assert all(any(f.text in text for text in quoted) for f in probe.gold.facts)
+
+
+def test_artifact_probes_see_patches_and_reads(probes):
+    artifact = [p for p in probes[2] if p.type == "artifact"]
+    assert _facts(artifact, "created") == {"tests/test_backoff_cap.py"}
+    assert _facts(artifact, "modified") == {"tinyq/retry.py", "CHANGELOG.md"}
+    assert _facts(artifact, "read") == {"tinyq/config.py", "tests/test_retry.py"}
+    by_question = {p.question: p for p in artifact}
+    new_file = by_question["What did we put in the new file `tests/test_backoff_cap.py`?"]
+    assert "test_delay_never_exceeds_max_delay" in _facts([new_file])
+
+
+def test_recall_probes_quote_real_errors(probes):
+    by_question = {p.question: p for p in probes[2] if p.type == "recall"}
+    pytest_run = by_question[
+        "What exact error did `pytest -q tests/test_backoff_cap.py` fail with?"
+    ]
+    assert "assert 1024.0 == 30.0" in _facts([pytest_run], "detail")
+    assert "tests/test_backoff_cap.py::test_delay_never_exceeds_max_delay" in _facts([pytest_run])
+    module = by_question["Which command failed with a `ModuleNotFoundError`?"]
+    assert _facts([module]) == {"python scripts/backoff_table.py"}
+    script = by_question["What exact error did `python scripts/backoff_table.py` fail with?"]
+    assert _facts([script]) == {"ModuleNotFoundError: No module named 'tinyq'"}
+
+
+# --- malformed lines ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("records", "line", "reason"),
+    [
+        (
+            [META, _item({"type": "function_call_output", "output": "x"})],
+            2,
+            "field 'payload.call_id': expected the tool call's id, missing",
+        ),
+        ([META, _item([1])], 2, "field 'payload': expected an object, got a list"),
+        (
+            [META, {"timestamp": "t", "type": "response_item"}],
+            2,
+            "field 'payload': expected an object, missing",
+        ),
+        (
+            [META, _item({"type": "message", "role": "tool", "content": []})],
+            2,
+            "field 'payload.role': expected one of",
+        ),
+        (
+            [
+                META,
+                _item({"type": "function_call", "name": "shell", "arguments": 42, "call_id": "c"}),
+            ],
+            2,
+            "field 'payload.arguments': expected JSON text, got a number",
+        ),
+        (
+            [META, _item({"type": "function_call", "arguments": "{}", "call_id": "c"})],
+            2,
+            "field 'payload.name': expected text, missing",
+        ),
+        (
+            [META, _item({"type": "message", "role": "user", "content": [42]})],
+            2,
+            "field 'payload.content': a content part must be an object",
+        ),
+        (
+            [
+                META,
+                _item({"type": "local_shell_call", "call_id": "c", "action": {"command": "ls"}}),
+            ],
+            2,
+            "field 'payload.action.command': expected a list of words, got text",
+        ),
+        (
+            [META, _user("hi"), {"type": "compacted", "payload": {"message": 5}}],
+            3,
+            "field 'payload.message': expected text, got a number",
+        ),
+        ([META, {"hello": 1}], 2, "field 'type': expected a rollout record type, missing"),
+        ([META, [1, 2]], 2, "expected a JSON object, got a list"),
+        (
+            [LEGACY_META, {"type": "custom_tool_call", "name": "apply_patch", "call_id": "c1"}],
+            2,
+            "field 'input': expected text, missing",
+        ),
+        (
+            [{**META, "payload": {**META["payload"], "base_instructions": {"text": 3}}}],
+            1,
+            "field 'payload.base_instructions.text': expected text, got a number",
+        ),
+    ],
+)
+def test_malformed_lines_name_file_line_and_field(tmp_path, records, line, reason):
+    path = _write(tmp_path, records)
+    with pytest.raises(TranscriptError) as caught:
+        import_file(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: line {line}: {reason}")
+    assert "\n" not in message
