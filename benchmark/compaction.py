@@ -71,7 +71,8 @@ class Segments(BaseModel):
 
 
 def find_points(transcript: Transcript, config: CompactionConfig) -> list[CompactionPoint]:
-    """Replay ``transcript`` and return its compaction points (at least one region message each)."""
+    """Replay ``transcript`` and return its compaction points (each compacts at least one
+    message the previous point did not)."""
     counts = transcript.message_tokens
     trigger = config.context_window * config.trigger_ratio
     head_end = min(config.head_messages, len(counts))
@@ -90,7 +91,10 @@ def find_points(transcript: Transcript, config: CompactionConfig) -> list[Compac
             live += counts[end]
             end += 1
         tail_start = _tail_start(transcript.messages, counts, head_end, end, config.tail_tokens)
-        if tail_start > head_end:
+        # A point compacts something new: when the head alone passes the trigger, the
+        # live context re-triggers on every message, but a region already compacted at
+        # the previous point would only be evaluated twice.
+        if tail_start > max(head_end, live_start):
             points.append(
                 CompactionPoint(
                     transcript_id=transcript.id,

@@ -3,7 +3,9 @@ selection, determinism, and real SWE-agent trajectories."""
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import time
 from pathlib import Path
 
@@ -14,9 +16,9 @@ from benchmark.compaction import CompactionConfig, CompactionPoint, find_points
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import Probe
+from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import Message, Transcript
 
-DATA = Path(__file__).parents[2] / "shared" / "data" / "swe-agent"
 SENTINELS = ("HEADSENTINEL", "TAILSENTINEL", "FUTURESENTINEL", "head_sentinel", "tail_sentinel")
 
 
@@ -399,41 +401,47 @@ def test_fast_on_a_long_session():
 
 # --- real SWE-agent trajectories ------------------------------------------------------------
 
+TRAJECTORIES = (
+    "pydicom__pydicom-1458",
+    "swe-agent__test-repo-i1",
+    "6e44b9__sweagenttestrepo-1c2844",
+)
+SMALL_WINDOW = CompactionConfig(context_window=1500, tail_tokens=200)
+# Environment chrome and editor listings: never a gold fact.
+CHROME = re.compile(r"bash-\$|\(Open file: |\(Current directory: |^\d+:|\[File: ", re.M)
 
-def _swe_transcript(name: str) -> Transcript:
-    path = DATA / name
+
+@functools.cache
+def _imported(path: Path) -> Transcript:
+    return import_file(path).transcript
+
+
+def _swe_transcript(shared_data: Path, stem: str) -> Transcript:
+    path = shared_data / "swe-agent" / f"{stem}.traj"
     if not path.exists():
         pytest.skip(f"{path} not available")
-    messages = []
-    for item in json.loads(path.read_text())["history"]:
-        message = {"role": item["role"], "content": item["content"]}
-        if item.get("tool_calls"):
-            message["tool_calls"] = item["tool_calls"]
-        if item["role"] == "tool":
-            message["tool_call_id"] = (item.get("tool_call_ids") or ["?"])[0]
-        messages.append(message)
-    return _transcript(messages, path.stem)
+    return _imported(path)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "pydicom__pydicom-1458.traj",
-        "swe-agent__test-repo-i1.traj",
-        "6e44b9__sweagenttestrepo-1c2844.traj",
-    ],
-)
-def test_swe_agent_trajectories(name):
-    transcript = _swe_transcript(name)
+def _all_points(transcript: Transcript) -> list[tuple[CompactionPoint, list[Probe]]]:
+    return [
+        (point, generate_probes(transcript, point, ProbeConfig()))
+        for point in find_points(transcript, SMALL_WINDOW)
+    ]
+
+
+@pytest.mark.parametrize("stem", TRAJECTORIES)
+def test_swe_agent_trajectories(stem, shared_data):
+    transcript = _swe_transcript(shared_data, stem)
     config = CompactionConfig(
         context_window=transcript.total_tokens, trigger_ratio=0.97, head_messages=3, tail_tokens=200
     )
     point = find_points(transcript, config)[-1]
     probes = generate_probes(transcript, point, ProbeConfig())
     _check_invariants(transcript, point, probes)
-    assert {"artifact"} <= {p.type for p in probes}
+    assert {"artifact", "decision"} <= {p.type for p in probes}
     assert _facts(probes, "modified")  # the fix itself
-    if name.startswith("pydicom"):
+    if stem.startswith("pydicom"):
         assert {"recall", "artifact"} <= {p.type for p in probes}
         assert "reproduce_bug.py" in _facts(probes, "created")
         assert any(
@@ -443,6 +451,38 @@ def test_swe_agent_trajectories(name):
             f.startswith("AttributeError: Unable to convert the pixel data")
             for f in _facts(probes, "detail")
         )
+
+
+@pytest.mark.parametrize("stem", TRAJECTORIES)
+def test_swe_agent_trajectories_give_three_probe_types(stem, shared_data):
+    transcript = _swe_transcript(shared_data, stem)
+    found = _all_points(transcript)
+    for point, probes in found:
+        _check_invariants(transcript, point, probes)
+        for fact in _facts(probes):
+            assert not CHROME.search(fact), fact
+    assert len({p.type for _, probes in found for p in probes}) >= 3
+
+
+def test_swe_agent_issue_error_and_fix_decision(shared_data):
+    transcript = _swe_transcript(shared_data, "swe-agent__test-repo-i1")
+    probes = [p for _, probes in _all_points(transcript) for p in probes]
+    reported = [p for p in probes if "the user report" in p.question]
+    assert reported and _facts(reported) == {"SyntaxError: invalid syntax"}
+    assert _facts(_of(probes, "decision"), "choice") == {"add the missing colon"}
+    assert _facts(_of(probes, "decision"), "rationale") == {
+        "the function definition for `division` is missing a colon at the end"
+    }
+
+
+def test_swe_agent_verification_run_and_fix_decision(shared_data):
+    transcript = _swe_transcript(shared_data, "pydicom__pydicom-1458")
+    probes = [p for _, probes in _all_points(transcript) for p in probes]
+    runs = [p for p in probes if "what did running `python reproduce_bug.py` print" in p.question]
+    assert runs and _facts(runs) == {"Script completed successfully, no errors. Result: True"}
+    (choice,) = _facts(_of(probes, "decision"), "choice")
+    assert choice.startswith("modify this check to exclude 'PixelRepresentation'")
+    assert "should not be required" in next(iter(_facts(_of(probes, "decision"), "rationale")))
 
 
 # --- dialects: tool names and argument keys of other agents, SWE-agent text commands -----------
@@ -620,9 +660,13 @@ def test_synthetic_session_agrees_with_ground_truth():
     choices = [d.value for d in decisions]
     rationales = [d.details["rationale"] for d in decisions]
     rejected = [a for d in decisions for a in d.details["alternatives"]]
+    # A fix announced in the message that edits the file: the planted pin and its reason.
+    pins = [f for f in planted if f.kind == "version" and f.details.get("reason")]
+    fixes = [f"pin {f.key} to {f.value}" for f in pins]
+    rationales += [f.details["reason"] for f in pins]
     assert _facts(probes, "choice") and _facts(probes, "rationale")
     for text in _facts(probes, "choice"):
-        assert any(text in c for c in choices), text
+        assert any(text in c for c in choices) or any(f in text for f in fixes), text
     for text in _facts(probes, "rationale"):
         assert any(text in r for r in rationales), text
     for text in _facts(probes, "alternative"):  # a planted choice may itself say "instead of"
@@ -645,3 +689,145 @@ def test_synthetic_session_agrees_with_ground_truth():
             package = probe.question.split("`")[1]
             pins = {f.value for f in planted if f.kind == "version" and f.key == package}
             assert {f.text for f in probe.gold.facts} <= pins, (probe.question, pins)
+
+
+# --- an issue-fixing session: the error the user reported, the fix decided, the check run ------
+
+FIX_REGION = [
+    {
+        "role": "user",
+        "content": (
+            "The nightly report crashes on legacy rows:\n```\nTraceback (most recent call last):\n"
+            '  File "src/report.py", line 12, in row_station\n'
+            "KeyError: 'station_id'\n```\nCan you fix it?"
+        ),
+    },
+    _call("bash", {"command": "python src/report.py --rows 3"}, "r0"),
+    _result("r0", "loaded 3 rows\n\n(Open file: n/a)\n(Current directory: /repo)\nbash-$"),
+    _call("open", {"_line": "open src/report.py 12", "path": "src/report.py"}, "r1"),
+    _result(
+        "r1",
+        "[File: /repo/src/report.py (40 lines total)]\n"
+        "11:def row_station(row):\n12:    return row['station_id']\n"
+        "(Open file: /repo/src/report.py)\n(Current directory: /repo)\nbash-$",
+    ),
+    _call(
+        "edit",
+        {"_line": "edit 12:12", "new_str": "    return row.get('station_id', DEFAULT_STATION)"},
+        "r2",
+        content=(
+            "The lookup on line 12 breaks for rows of the legacy feed, where the `station_id` "
+            "column is missing. Let's use `row.get` with a default station to fix the crash."
+        ),
+    ),
+    _result("r2", "File updated.\n(Open file: /repo/src/report.py)\nbash-$"),
+    _call(
+        "str_replace_editor",
+        {
+            "command": "str_replace",
+            "path": "src/feeds.py",
+            "old_str": "    return parse(line)",
+            "new_str": "    return parse(line.rstrip(LEGACY_PADDING))",
+        },
+        "r3",
+        content="The feed loader is wrong as well. Let's edit the code.",
+    ),
+    _result("r3", "The file src/feeds.py has been edited."),
+    _say("Check it.\n```\npython scripts/migrate.py\n```"),
+    {"role": "user", "content": "ModuleNotFoundError: No module named 'yaml'\nbash-$"},
+    _call("bash", {"command": "python src/report.py --rows 3"}, "r4"),
+    _result(
+        "r4",
+        "loaded 3 rows\nlegacy rows: 1\n\n(Open file: /repo/src/report.py)\n"
+        "(Current directory: /repo)\nbash-$",
+    ),
+    _call("bash", {"command": "python scripts/backfill.py"}, "r5"),
+    _result("r5", "backfilled 2 days"),
+    _call("bash", {"command": "python scripts/backfill.py"}, "r6"),
+    _result("r6", "Traceback (most recent call last):\nValueError: no days left to backfill"),
+    _call("bash", {"command": "pytest -q tests/test_report.py"}, "r7"),
+    _result("r7", "3 passed in 0.02s"),
+    _call("bash", {"command": "cat src/report.py"}, "r8"),
+    _result("r8", "def row_station(row):"),
+]
+
+
+@pytest.fixture(scope="module")
+def fix_probes() -> tuple[Transcript, CompactionPoint, list[Probe]]:
+    transcript = _transcript(HEAD + FIX_REGION + [_say("```\nsubmit\n```")])
+    point = _region_point(transcript)
+    return transcript, point, generate_probes(transcript, point, ProbeConfig(per_type=20))
+
+
+def test_error_reported_by_the_user(fix_probes):
+    transcript, point, probes = fix_probes
+    _check_invariants(transcript, point, probes)
+    reported = [p for p in probes if "the user report" in p.question]
+    # Not the head's error, nor the text-protocol observation (a user message answering a call).
+    assert len(reported) == 1 and _facts(reported) == {"KeyError: 'station_id'"}
+
+
+def test_output_of_a_run_after_a_change(fix_probes):
+    _, _, probes = fix_probes
+    runs = {p.question: _facts([p]) for p in probes if "what did running" in p.question}
+    assert runs == {
+        "After we changed `src/feeds.py`, what did running `python src/report.py --rows 3` "
+        "print?": {"loaded 3 rows", "legacy rows: 1"}
+    }  # not the run before any change, a run that failed last, a test run or a `cat`
+    for fact in _facts(probes):
+        assert "bash-$" not in fact and "(Open file" not in fact and not fact.startswith("12:")
+
+
+def test_fix_decided_before_an_edit(fix_probes):
+    _, _, probes = fix_probes
+    decisions = {p.question: p for p in _of(probes, "decision")}
+    assert list(decisions) == ["What did we decide to change in `/repo/src/report.py`, and why?"]
+    gold = next(iter(decisions.values())).gold
+    assert {(f.kind, f.text) for f in gold.facts} == {
+        ("choice", "use `row.get` with a default station"),
+        ("rationale", "the `station_id` column is missing"),
+    }
+    assert "to fix the crash" in gold.answer  # the stated purpose, kept out of the facts
+
+
+def _edit(path: str, call_id: str, said: str) -> list[dict]:
+    args = {"path": path, "old_str": "    return None", "new_str": "    return DEFAULT_VALUE"}
+    return [_call("edit_file", args, call_id, content=said), _result(call_id, "ok")]
+
+
+def test_fix_decision_forms():
+    region = [
+        *_edit(
+            "src/parse.py",
+            "e1",
+            "The parser fails on tab-separated rows. "
+            "Normalizing the whitespace instead of splitting on single spaces.",
+        ),
+        *_edit("src/nulls.py", "e2", "I'll treat None as an empty string."),
+        *_edit("src/view.py", "e3", "The header is not rendered. Let me open the template next."),
+        *_edit(
+            "src/cache.py",
+            "e4",
+            "Since the cache key ignores the locale, let's add the locale to `cache_key()`.",
+        ),
+    ]
+    transcript = _transcript(HEAD + region + [_say("done")])
+    point = _region_point(transcript)
+    probes = generate_probes(transcript, point, ProbeConfig(per_type=20))
+    _check_invariants(transcript, point, probes)
+    found = {
+        p.question.split("`")[1]: {(f.kind, f.text) for f in p.gold.facts}
+        for p in _of(probes, "decision")
+    }
+    assert found == {
+        "src/parse.py": {
+            ("choice", "Normalizing the whitespace"),
+            ("rationale", "The parser fails on tab-separated rows"),
+            ("alternative", "splitting on single spaces"),
+        },
+        # "treat None as ..." states no reason; "open the template" changes nothing.
+        "src/cache.py": {
+            ("choice", "add the locale to `cache_key()`"),
+            ("rationale", "the cache key ignores the locale"),
+        },
+    }

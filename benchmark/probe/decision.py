@@ -39,6 +39,7 @@ _NEXT_RATIONALE = re.compile(
     re.I,
 )
 MIN_CLAUSE = 3
+LOOK_BACK = 3  # sentences before an announced fix that may hold its diagnosis
 
 
 @dataclass(frozen=True)
@@ -124,11 +125,12 @@ def _options(clause: str) -> list[str]:
 
 
 def decision_candidates(view: View) -> list[Candidate]:
-    return list(_candidates(view))
+    stated = decisions(view)
+    return [*_candidates(view, stated), *_fix_candidates(view, {d.sentence for d in stated})]
 
 
-def _candidates(view: View) -> Iterator[Candidate]:
-    for d in decisions(view):
+def _candidates(view: View, stated: list[Decision]) -> Iterator[Candidate]:
+    for d in stated:
         ev = view.evidence(d.index, d.sentence)
         if ev is None:
             continue
@@ -169,4 +171,172 @@ def _candidates(view: View) -> Iterator[Candidate]:
             facts=tuple(facts),
             evidence=tuple(evidence),
             anchor=d.index,
+        )
+
+
+# --- fixes: what the assistant decided to change right before an edit, and its diagnosis ---
+
+# Verbs of looking, running and creating: "let's open the file" announces no change.
+_NOT_CHANGE = (
+    r"look|open|check|run|re-?run|see|try|start|begin|inspect|search|find|view|examine|verify|"
+    r"test|take|go|proceed|read|review|scroll|navigate|submit|confirm|ensure|make sure|"
+    r"reproduce|understand|investigate|locate|explore|print|clean|double-check|know|do|be|"
+    r"have|get|keep|wait|create|write|paste|save|now|first|then|also|just|simply"
+)
+_FIX = re.compile(
+    r"(?:\b(?:let's|let us|let me|I'll|I will|we'll|we will|I need to|we need to|I should|"
+    r"we should|we must|I'm going to|we're going to|I am going to|we are going to)|"
+    r"\bthe (?:fix|solution|correct fix|right fix) (?:is|would be|will be) to)\s+"
+    r"(?:(?:now|also|simply|just|first|then)\s+)*"
+    rf"(?P<choice>(?!(?:{_NOT_CHANGE})\b)[a-z][a-z-]+\b.*)$"
+    r"|^(?P<gerund>(?:Adding|Changing|Removing|Replacing|Guarding|Updating|Fixing|Wrapping|"
+    r"Moving|Renaming|Converting|Casting|Dropping|Switching|Restoring|Reverting|Normali[sz]ing|"
+    r"Handling|Excluding|Including|Initiali[sz]ing|Making|Falling back|Correcting)\b.*)$",
+    re.I,
+)
+_PURPOSE = re.compile(
+    r"\s+(?:to (?:fix|resolve|address|correct|repair|avoid|prevent|ensure|make sure|solve)|"
+    r"so that|in order to|which (?:should|will|would)|and then|and (?:re-?)?run|and try)\b|"
+    r"[;:]|\.$",
+    re.I,
+)
+_BECAUSE = re.compile(r"\s*,?\s+(?:because|since|given that)\s+|\s*,\s*as\s+", re.I)
+_LEAD_BECAUSE = re.compile(r"^(?:since|because|as|given that)\s+(?P<why>.{8,}?),?$", re.I)
+# Words that do not say what changes: "edit the code", "make the necessary changes".
+_VAGUE_TEXT = """
+    the this that these those it its a an code file files change changes edit edits fix
+    necessary needed required logic accordingly line lines function script above same
+    following now there here
+"""
+_VAGUE = frozenset(_VAGUE_TEXT.split())
+_RETRY = re.compile(r"\b(?:again|retry|re-?try|once more)\b", re.I)
+_STRONG = re.compile(
+    r"\b(?:due to|caused by|because of|because|since|"
+    r"(?:root cause|problem|issue|bug) is(?: that)?)\s+",
+    re.I,
+)
+_INSTEAD = re.compile(r"\s*,?\s+(?:instead of|rather than)\s+", re.I)
+_WHERE = re.compile(r",?\s+where\s+", re.I)
+_WEAK = re.compile(
+    r"\b(?:missing|lacks?|lacking|should(?:n't| not| be| have| only)|(?:does|do|did)(?:n't| not)|"
+    r"can(?:'t|not)|fails?|failing|never|incorrect(?:ly)?|wrong|undefined|instead of|without|"
+    r"(?:is|are|was|were)(?:n't| not)|mismatch|off-by-one)\b",
+    re.I,
+)
+_LEAD = re.compile(
+    r"^(?:(?:however|but|so|thus|therefore|indeed|it seems|it appears|it looks like|"
+    r"this means|this shows|i see)(?: that)?,?\s+)+",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Fix:
+    index: int
+    path: str
+    sentence: str  # the sentence stating the change
+    choice: str
+    purpose: str
+    rationale: str
+    alternative: str  # what the change replaces ("instead of ..."), if said
+
+
+def fixes(view: View, skip: set[str]) -> list[Fix]:
+    """The change the assistant announced in the message that edits a file, with its diagnosis.
+
+    Only the message that makes the edit is read (its prose, not its code), so
+    the choice is about that edit; the first parsable message per file counts.
+    Sentences in ``skip`` (already general decisions) are not asked twice.
+    """
+    out: list[Fix] = []
+    done: set[str] = set()
+    for op in view.file_ops:
+        if op.kind not in ("write", "edit") or not view.in_region(op.action_index):
+            continue
+        if op.path in done:
+            continue
+        content = view.transcript.messages[op.action_index].content or ""
+        found = _fix_in(list(sentences(content)), skip)
+        if found is not None:  # one change per sentence, even when a patch touches many files
+            done.add(op.path)
+            skip = skip | {found[0]}
+            out.append(Fix(op.action_index, op.path, *found))
+    return out
+
+
+def _fix_in(said: list[str], skip: set[str]) -> tuple[str, str, str, str, str] | None:
+    for n, sentence in enumerate(said):
+        cue = _FIX.search(sentence)
+        if cue is None or sentence in skip or _RETRY.search(sentence):
+            continue
+        rest = cue.group("choice") or cue.group("gerund")
+        why = ""
+        because = _BECAUSE.search(rest)
+        if because:
+            rest, why = rest[: because.start()], _clause(rest[because.end() :])
+        end = _PURPOSE.search(rest)
+        choice = _clause(rest[: end.start()] if end else rest)
+        alternative = ""
+        instead = _INSTEAD.search(choice)
+        if instead:
+            choice, alternative = (
+                _clause(choice[: instead.start()]),
+                _clause(choice[instead.end() :]),
+            )
+        purpose = ""
+        if end and end.group(0).lower().lstrip().startswith("to "):
+            purpose = _clause(rest[end.start() :].strip()[3:])
+        lead = _LEAD_BECAUSE.match(sentence[: cue.start()].strip())
+        if not why and lead:
+            why = _clause(lead.group("why"))
+        for before in reversed(said[max(0, n - LOOK_BACK) : n]) if not why else ():
+            why = _diagnosis(before)
+            if why:
+                break
+        if why and _specific(choice):
+            return sentence, choice, purpose, why, alternative
+    return None
+
+
+def _specific(choice: str) -> bool:
+    """Whether the choice names what changes ("add the missing colon", not "edit the code")."""
+    words = re.findall(r"[\w'`.-]+", choice.lower())[1:]
+    return len(choice) >= 8 and any(w.strip("`'.") not in _VAGUE for w in words)
+
+
+def _diagnosis(sentence: str) -> str:
+    """What a sentence says is wrong: the cause after "due to"/"where", or the sentence itself."""
+    if sentence.endswith("?") or _FIX.search(sentence):
+        return ""
+    strong = _STRONG.search(sentence)
+    if strong:
+        return _clause(sentence[strong.end() :])
+    where = _WHERE.search(sentence)
+    if where and _WEAK.search(sentence[where.end() :]):
+        return _clause(sentence[where.end() :])
+    if _WEAK.search(sentence):
+        lead = _LEAD.match(sentence)
+        return _clause(sentence[lead.end() :] if lead else sentence)
+    return ""
+
+
+def _fix_candidates(view: View, skip: set[str]) -> Iterator[Candidate]:
+    for fix in fixes(view, skip):
+        facts = [Fact(kind="choice", text=fix.choice), Fact(kind="rationale", text=fix.rationale)]
+        if fix.alternative:
+            facts.append(Fact(kind="alternative", text=fix.alternative))
+        evidence = [view.evidence(fix.index, fix.sentence)]
+        for fact in facts:
+            evidence.append(view.evidence(fix.index, fact.text))
+        answer = f"Chosen: {fix.choice}" + (f" (to {fix.purpose})" if fix.purpose else "")
+        answer += f". Why: {fix.rationale}."
+        if fix.alternative:
+            answer += f" Rejected: {fix.alternative}."
+        yield Candidate(
+            type="decision",
+            question=f"What did we decide to change in `{fix.path}`, and why?",
+            answer=answer,
+            facts=tuple(facts),
+            evidence=tuple(e for e in evidence if e is not None),
+            anchor=fix.index,
         )

@@ -10,7 +10,14 @@ from benchmark.activity.actions import Action
 from benchmark.activity.operations import is_inspection, paths_of
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Fact
-from benchmark.probe.runs import error_lines, main_error
+from benchmark.probe.runs import (
+    RUN_COMMAND,
+    TEST_COMMAND,
+    error_lines,
+    main_error,
+    output_lines,
+    reported_error,
+)
 from benchmark.probe.text import clip, fact_kind, first_line, sentences, trim, unquote
 
 _INSTALL = re.compile(
@@ -41,10 +48,19 @@ _ROOT = re.compile(
     re.I,
 )
 _PRONOUNS = frozenset({"it", "this", "that", "these", "those", "they", "them", "which", "what"})
+MAX_REPORTED = 3  # user messages whose quoted error is asked about
+MAX_OUTPUT_LINES = 3  # a longer output is not one a reader would quote
 
 
 def recall_candidates(view: View) -> list[Candidate]:
-    return [*_errors(view), *_commands_by_error(view), *_pins(view), *_stated(view)]
+    return [
+        *_errors(view),
+        *_reported(view),
+        *_commands_by_error(view),
+        *_outputs(view),
+        *_pins(view),
+        *_stated(view),
+    ]
 
 
 def describe(action: Action) -> str | None:
@@ -91,6 +107,85 @@ def _errors(view: View) -> Iterator[Candidate]:
             type="recall",
             question=f"What exact error did {cue} fail with?",
             answer=_sentence(answer),
+            facts=tuple(facts),
+            evidence=tuple(e for e in evidence if e is not None),
+            anchor=action.result_index or action.index,
+        )
+
+
+def _reported(view: View) -> Iterator[Candidate]:
+    """The error the user quoted in their request (an issue's traceback, a pasted failure).
+
+    User messages that answer a call (text-protocol observations) are command
+    output, asked about by ``_errors``; only what the user wrote counts here.
+    """
+    observations = {a.result_index for a in view.actions}
+    facts: list[Fact] = []
+    evidence = []
+    for i in view.region_indices():
+        if view.transcript.messages[i].role != "user" or i in observations:
+            continue
+        err = reported_error(view.texts[i])
+        ev = view.evidence(i, err) if err else None
+        if err is None or ev is None or any(f.text == err for f in facts):
+            continue
+        facts.append(Fact(kind="detail", text=err))
+        evidence.append(ev)
+        if len(facts) == MAX_REPORTED:
+            break
+    if not facts:
+        return
+    yield Candidate(
+        type="recall",
+        question="What exact error message did the user report to us in their request?",
+        answer="The user reported " + ", then ".join(f"`{f.text}`" for f in facts) + ".",
+        facts=tuple(facts),
+        evidence=tuple(evidence),
+        anchor=evidence[0].message_index,
+    )
+
+
+def _outputs(view: View) -> Iterator[Candidate]:
+    """What a program printed when we ran it after changing a file: a verification result.
+
+    Only the last run of each command counts (a later failing run drops it: its
+    error is asked about instead), and only a short output free of errors.
+    """
+    edits = [
+        op
+        for op in view.file_ops
+        if op.kind in ("write", "edit") and not op.failed and view.in_region(op.action_index)
+    ]
+    last: dict[str, tuple[Action, str, list[str]]] = {}
+    for action in view.actions:
+        command = action.command
+        if command is None or not view.in_region(action.index):
+            continue
+        if not view.in_region(action.result_index) or "\n" in command.strip():
+            continue
+        if not RUN_COMMAND.match(command.strip()) or TEST_COMMAND.search(command):
+            continue
+        edited = [op.path for op in edits if op.action_index < action.index]
+        lines = output_lines(action.result)
+        quiet = error_lines(action.result) or not lines or len(lines) > MAX_OUTPUT_LINES
+        if edited and not quiet:
+            last[command.strip()] = (action, edited[-1], lines)
+        else:
+            last.pop(command.strip(), None)
+    for command, (action, path, lines) in last.items():
+        cue = first_line(command)
+        facts, evidence = [], [view.evidence(action.index, cue)]
+        for line in lines:
+            ev = view.evidence(action.result_index, line)
+            if ev is not None and any(ch.isalnum() for ch in line):
+                facts.append(Fact(kind=fact_kind(clip(line)), text=clip(line)))
+                evidence.append(ev)
+        if not facts:
+            continue
+        yield Candidate(
+            type="recall",
+            question=f"After we changed `{path}`, what did running `{cue}` print?",
+            answer=f"`{cue}` printed " + " / ".join(f"`{f.text}`" for f in facts) + ".",
             facts=tuple(facts),
             evidence=tuple(e for e in evidence if e is not None),
             anchor=action.result_index or action.index,

@@ -42,6 +42,25 @@ _COUNT_FAILED = re.compile(r"\b([1-9]\d*) (?:failed|errors?)\b")
 _PASSED = re.compile(
     r"\b\d+ passed\b|^OK\b|^ok\s+\S|test result: ok\b|\bTests?:\s+\d+ passed\b|^PASS\b", re.M
 )
+_ERROR_MARK = re.compile(r"(?:error|fatal)(?:\[\w+\])?:|npm ERR!", re.I)
+# Code, not a report: a handler (``except KeyError: pass``) or an editor's numbered listing line.
+_NOT_REPORT = re.compile(r"\bexcept\s*\(?\s*$|^\s*\d+:(?!\d)")
+# Running a program or script (not a test suite, an installer or a file viewer).
+RUN_COMMAND = re.compile(
+    r"^(?:cd\s+\S+\s*&&\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:timeout\s+\d+\s+)?"
+    r"(?:python\d?(?:\.\d+)?(?!\s+-m\s+(?:pip|venv|ensurepip))(?!\s+setup\.py)|node|ruby|perl|"
+    r"php|deno\s+run|bun|Rscript|julia|java|go\s+run|cargo\s+run|dotnet\s+run|"
+    r"(?:ba|z)?sh\s+\S+\.sh|\./[\w./-]+)(?:\s|$)"
+)
+# What the environment adds around every observation: status lines, prompts, empty-output notes.
+_CHROME = re.compile(
+    r"^\s*(?:\((?:Open file|Current directory): .*\)|"
+    r"(?:[\w.-]+@[\w.-]+:\S*|(?:ba|z)?sh(?:-[\d.]*)?)?[$#]|>>>|\[File: .*\]|"
+    r"\(\d+ more lines (?:above|below)\)|\(no output\)|<no output>|"
+    r"\[?(?:exit(?: code| status)?|return code|process exited with code):?\s*-?\d+\]?|"
+    r"Your command ran successfully and did not produce any output\.?)\s*$",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -60,7 +79,7 @@ def error_lines(output: str) -> list[ErrorLine]:
         found.append((match.start(), ErrorLine("error", clip(match.group(0)))))
     for line_start, line in _lines(output):
         match = _EXCEPTION.search(line)
-        if match:
+        if match and not _NOT_REPORT.search(line[: match.start()]):
             text = clip(line[match.start() :])
             found.append((line_start + match.start(), ErrorLine("exception", text, match.group(1))))
     found.sort(key=lambda item: item[0])
@@ -84,6 +103,34 @@ def main_error(output: str) -> ErrorLine | None:
             if err.kind == kind:
                 return err
     return None
+
+
+def reported_error(text: str) -> str | None:
+    """The error a person quotes in prose (an issue, a request), if any.
+
+    Only exceptions and marked error lines count, not a sentence that merely
+    says "Permission denied"; one quoted inline (`` `KeyError: 'x'` ``) ends
+    at its closing backtick.
+    """
+    errors = [
+        e
+        for e in error_lines(text)
+        if e.kind in ("exception", "failed") or _ERROR_MARK.match(e.text)
+    ]
+    err = next((e for e in reversed(errors) if e.kind == "exception"), None) or next(
+        iter(errors), None
+    )
+    if err is None:
+        return None
+    pos = text.find(err.text)
+    if pos > 0 and text[pos - 1] == "`":
+        return err.text.split("`", 1)[0].strip() or None
+    return err.text
+
+
+def output_lines(output: str) -> list[str]:
+    """The lines a program printed (verbatim, stripped), without the environment's chrome."""
+    return [line.strip() for _, line in _lines(output) if line.strip() and not _CHROME.match(line)]
 
 
 def _lines(text: str) -> list[tuple[int, str]]:
