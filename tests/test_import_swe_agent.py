@@ -7,9 +7,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, compose_config
 
 from benchmark.compaction import CompactionConfig, find_points
+from benchmark.config import validate
+from benchmark.pipeline import run_job
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.transcript.formats import import_file
@@ -101,3 +103,29 @@ def test_real_folder_in_the_shared_data():
     if not (SHARED_DATA / "swe-agent").is_dir():
         pytest.skip("../shared/data/swe-agent is not present beside the repository")
     assert sorted(p.stem for p in (SHARED_DATA / "swe-agent").glob("*.traj")) == sorted(REAL)
+
+
+def test_a_run_over_the_real_folder(shared_data):
+    """The issue's check: the folder imports and a job over it gives probes of at least
+    three types for every trajectory."""
+    config = validate(
+        compose_config(
+            [
+                "transcript=files",
+                f"transcript.path={shared_data / 'swe-agent'}",
+                "compaction.context_window=1500",
+                "compaction.tail_tokens=200",
+                "tracking=disabled",
+                "cache.dir=null",
+                "execution.progress=off",
+            ]
+        )
+    )
+    result = run_job(config)
+    assert sorted(result.transcripts) == sorted(REAL)
+    assert [f.format for f in result.inputs.files] == ["swe_agent"] * 3
+    types: dict[str, set[str]] = {stem: set() for stem in REAL}
+    for r in result.probe_results:
+        types[r.probe.transcript_id].add(r.probe.type)
+        assert not r.failed and r.score is not None  # answered and judged
+    assert all(len(found) >= 3 for found in types.values()), types

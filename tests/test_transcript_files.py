@@ -20,6 +20,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CHAT = FIXTURES / "chat" / "ledger_fix.jsonl"
 SWE = FIXTURES / "swe_agent" / "slugify_function_calls.traj"
 CODEX = FIXTURES / "codex"
+CLAUDE = FIXTURES / "claude_code" / "session.jsonl"
 
 
 def _files_config(path, *overrides: str):
@@ -39,6 +40,7 @@ def mixed(tmp_path) -> Path:
     (root / ".hidden").mkdir()
     shutil.copy(CHAT, root / "ledger_fix.jsonl")
     shutil.copy(SWE, root / "nested" / "slugify.traj")
+    shutil.copy(CLAUDE, root / "nested" / "claude-session.jsonl")
     for rollout in sorted(CODEX.glob("*.jsonl")):
         shutil.copy(rollout, root / "nested" / "deeper" / rollout.name)
     (root / "LICENSE").write_text("MIT License\n")
@@ -50,7 +52,8 @@ def mixed(tmp_path) -> Path:
 def test_folder_glob_file_and_list(mixed):
     codex = sorted(p.name for p in CODEX.glob("*.jsonl"))
     folder = expand_paths(str(mixed), [".jsonl", ".traj"])
-    assert [p.name for p in folder] == ["ledger_fix.jsonl", *codex, "slugify.traj"]  # by path
+    expected = ["ledger_fix.jsonl", "claude-session.jsonl", *codex, "slugify.traj"]  # by path
+    assert [p.name for p in folder] == expected
     assert [p.name for p in expand_paths(f"{mixed}/**/*.traj")] == ["slugify.traj"]
     assert expand_paths(str(mixed / "notes.md")) == [mixed / "notes.md"]  # named: taken as is
     both = expand_paths([str(mixed / "ledger_fix.jsonl"), f"{mixed}/*.jsonl"])
@@ -76,7 +79,7 @@ def test_mixed_formats_import_with_a_manifest(mixed):
     loaded = load_transcripts(_files_config(mixed))
     files = loaded.manifest.files
     codex = ["codex"] * len(list(CODEX.glob("*.jsonl")))
-    assert [f.format for f in files] == ["chat", *codex, "swe_agent"]
+    assert [f.format for f in files] == ["chat", "claude_code", *codex, "swe_agent"]
     for f, t in zip(files, loaded.transcripts, strict=True):
         data = Path(f.path).read_bytes()
         assert f.sha256 == hashlib.sha256(data).hexdigest() and f.size == len(data)
