@@ -341,3 +341,19 @@ def test_forced_on_a_json_document(tmp_path):
     path.write_text(json.dumps([{"role": "user", "content": "hi"}]))
     with pytest.raises(TranscriptError, match="expected JSON Lines"):
         import_file(path, format="claude_code")
+
+
+# --- the plan kept with TodoWrite -----------------------------------------------------------
+
+
+def test_todo_write_plan_is_the_open_tasks(probes, imported):
+    # The only TodoWrite call (in the region) never got a later update: all three are open.
+    assert _facts(probes, "continuation", "pending") == {
+        "Reproduce the overselling bug",
+        "Make reserve() raise InsufficientStock",
+        "Add a regression test for reserving beyond stock",
+    }
+    plan = next(p for p in probes if "plan or checklist" in p.question)
+    todo_call = 6
+    assert {ev.message_index for ev in plan.evidence} == {todo_call}
+    assert imported.transcript.messages[todo_call].tool_calls[0].function.name == "TodoWrite"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.activity.actions import extract
+from benchmark.activity.operations import file_ops
 from benchmark.compaction import CompactionPoint
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
@@ -397,3 +398,129 @@ def test_malformed_lines_name_file_line_and_field(tmp_path, records, line, reaso
     message = str(caught.value)
     assert message.startswith(f"{path}: line {line}: {reason}")
     assert "\n" not in message
+
+
+# --- the plan kept with update_plan -----------------------------------------------------------
+
+STEPS = {
+    "Read the retry policy and its config",
+    "Add a failing test for the delay cap",
+    "Cap the delay at max_delay",
+    "Run the whole test suite",
+}
+
+
+def _plan_probes(transcript: Transcript, tail_start: int, end: int) -> list[Probe]:
+    point = CompactionPoint(
+        transcript_id=transcript.id,
+        ordinal=0,
+        head_end=5,
+        tail_start=tail_start,
+        end=end,
+        tokens_before=0,
+    )
+    return [
+        p
+        for p in generate_probes(transcript, point, ProbeConfig(types=["continuation"]))
+        if "checklist" in p.question
+    ]
+
+
+def test_update_plan_is_the_state_at_the_point(current):
+    transcript = current.transcript
+    first, last = (
+        i
+        for i, m in enumerate(transcript.messages)
+        if any(c.function.name == "update_plan" for c in m.tool_calls or [])
+    )
+    # Both calls in the region: the later one has every step completed.
+    (done,) = _plan_probes(transcript, last + 1, last + 2)
+    assert "completed" in done.question and _facts([done]) == STEPS
+    assert {ev.message_index for ev in done.evidence} == {last}
+    # Only the first call is in view: every step is still open.
+    (open_,) = _plan_probes(transcript, first + 10, last)
+    assert _facts([open_], "pending") == STEPS
+    # The closing call in the tail closes them all; the region's state was not "completed".
+    assert _plan_probes(transcript, first + 10, last + 1) == []
+
+
+# --- patches applied through the shell tool (older Codex) --------------------------------------
+
+SHELL_OK = "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nDone!\n"
+
+
+def test_patches_applied_through_the_shell(tmp_path):
+    records = [
+        META,
+        _user("Make the queue drain on shutdown."),
+        _call(
+            "shell",
+            {
+                "command": [
+                    "apply_patch",
+                    "*** Begin Patch\n*** Update File: tinyq/queue.py\n@@ class Queue:\n"
+                    "-    def close(self):\n+    def close(self, drain: bool = True):\n"
+                    "+        self._drain_on_close = drain\n*** End Patch\n",
+                ]
+            },
+            "p1",
+        ),
+        _output("p1", SHELL_OK),
+        _call(
+            "shell",
+            {
+                "command": [
+                    "bash",
+                    "-lc",
+                    "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: tinyq/shutdown.py\n"
+                    "+def drain_pending(queue):\n"
+                    "+    return queue.flush(reason='shutdown') > 0\n"
+                    "*** Delete File: tinyq/legacy_stop.py\n*** End Patch\nEOF",
+                ]
+            },
+            "p2",
+        ),
+        _output("p2", SHELL_OK),
+        _call(
+            "shell",
+            {
+                "command": [
+                    "bash",
+                    "-lc",
+                    "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: tinyq/worker.py\n"
+                    "-STOP = 1\n+STOP_GRACEFULLY = 1\n*** End Patch\nEOF",
+                ]
+            },
+            "p3",
+        ),
+        _output(
+            "p3",
+            "Exit code: 1\nWall time: 0.1 seconds\nOutput:\n"
+            "Failed to find expected lines in tinyq/worker.py:\nSTOP = 1\n",
+        ),
+    ]
+    transcript = import_file(_write(tmp_path, records)).transcript
+    messages = transcript.messages
+    texts = {i: m.render() for i, m in enumerate(messages)}
+    ops = file_ops(extract(messages, texts, 0, len(messages)), texts)
+    assert [(op.kind, op.path, op.failed) for op in ops] == [
+        ("edit", "tinyq/queue.py", False),
+        ("write", "tinyq/shutdown.py", False),
+        ("delete", "tinyq/legacy_stop.py", False),
+        ("edit", "tinyq/worker.py", True),
+    ]
+    assert ops[0].removed == "    def close(self):"
+    # The patch's '+' lines are not read as shell commands (no "> 0" redirect to a file "0").
+    assert not any(op.path == "0" for op in ops)
+
+    n = len(messages)
+    point = CompactionPoint(
+        transcript_id=transcript.id, ordinal=0, head_end=2, tail_start=n, end=n, tokens_before=0
+    )
+    probes = generate_probes(transcript, point, ProbeConfig(per_type=20))
+    artifact = [p for p in probes if p.type == "artifact"]
+    assert _facts(artifact, "created") == {"tinyq/shutdown.py"}
+    assert _facts(artifact, "modified") == {"tinyq/queue.py"}
+    changes = {p.question: _facts([p]) for p in artifact}
+    assert "self._drain_on_close" in changes["What did we change in `tinyq/queue.py`?"]
+    assert "drain_pending" in changes["What did we put in the new file `tinyq/shutdown.py`?"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from benchmark.activity.spelling import spelled, spellings, whole_escapes
 from benchmark.compaction import CompactionConfig, CompactionPoint, find_points
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
@@ -831,3 +832,197 @@ def test_fix_decision_forms():
             ("rationale", "the cache key ignores the locale"),
         },
     }
+
+
+# --- tool-call arguments that need JSON escaping ------------------------------------------------
+
+ESCAPE_REGION = [
+    _call("bash", {"command": 'python -c "import yaml; print(yaml.__version__)"'}, "j1"),
+    _result(
+        "j1",
+        'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
+        "ModuleNotFoundError: No module named 'yaml'",
+    ),
+    _call(
+        "Edit",
+        {
+            "file_path": "src/app/report.py",
+            "old_string": "    return None",
+            "new_string": '    return "N/A"',
+        },
+        "j2",
+    ),
+    _result("j2", "The file src/app/report.py has been updated."),
+    _call("bash", {"command": 'python -c "from app.report import cell; print(cell(None))"'}, "j3"),
+    _result("j3", "N/A"),
+    _call(
+        "bash", {"command": 'git add -A && git commit -m "Show \\"N/A\\" for empty cells"'}, "j4"
+    ),
+    _result(
+        "j4",
+        "Author identity unknown\n"
+        "fatal: unable to auto-detect email address (got 'dev@box.(none)')",
+    ),
+]
+
+
+def test_commands_that_need_json_escaping_keep_their_probes():
+    transcript = _transcript(HEAD + ESCAPE_REGION + [_say("done")])
+    point = _region_point(transcript)
+    probes = generate_probes(transcript, point, ProbeConfig(per_type=20))
+    _check_invariants(transcript, point, probes)
+    by_question = {p.question: p for p in probes}
+    # The rendered call shows the arguments' JSON, so the command is quoted escaped.
+    module = by_question["Which command failed with a `ModuleNotFoundError`?"]
+    assert _facts([module]) == {'python -c \\"import yaml; print(yaml.__version__)\\"'}
+    error = by_question[
+        'What exact error did `python -c \\"import yaml; print(yaml.__version__)\\"` fail with?'
+    ]
+    assert _facts([error]) == {"ModuleNotFoundError: No module named 'yaml'"}
+    commit = by_question[
+        'What exact error did `git add -A && git commit -m \\"Show \\\\\\"N/A\\\\\\" for empty '
+        'cells\\"` fail with?'
+    ]
+    assert _facts([commit]) == {"fatal: unable to auto-detect email address (got 'dev@box.(none)')"}
+    run = by_question[
+        "After we changed `src/app/report.py`, what did running "
+        '`python -c \\"from app.report import cell; print(cell(None))\\"` print?'
+    ]
+    assert _facts([run]) == {"N/A"}
+    change = by_question["What did we change in `src/app/report.py`?"]
+    assert _facts([change]) == {'return \\"N/A\\"'}
+
+
+def test_an_escaped_fact_is_clipped_without_cutting_an_escape():
+    # Escaped, the command's 200th character is the backslash of the second \".
+    command = 'python -c print("' + "a" * 181 + '","' + "b" * 40 + '")'
+    region = [
+        _call("bash", {"command": command}, "k1"),
+        _result("k1", "NameError: name 'aaa' is not defined"),
+    ]
+    transcript = _transcript(HEAD + region + [_say("done")])
+    point = _region_point(transcript)
+    probes = generate_probes(transcript, point, ProbeConfig(types=["recall"]))
+    _check_invariants(transcript, point, probes)
+    (fact,) = _facts([p for p in probes if p.question.startswith("Which command")])
+    assert fact == 'python -c print(\\"' + "a" * 181
+
+
+def test_spellings_of_a_text():
+    assert spellings('say "hé"\n') == ['say "hé"\n', 'say \\"hé\\"\\n', 'say \\"h\\u00e9\\"\\n']
+    assert spelled('a "b"', 'x: "a \\"b\\""') == 'a \\"b\\"'
+    assert spelled("é", '"\\u00e9"') == "\\u00e9"
+    assert spelled("absent", "text") is None
+    assert [whole_escapes(t) for t in ("a\\", "a\\\\", "a\\u00", "a\\u00e9", "a\\\\\\")] == [
+        "a",
+        "a\\\\",
+        "a",
+        "a\\u00e9",
+        "a\\\\",
+    ]
+
+
+# --- the agent's plan tool ------------------------------------------------------------------
+
+
+def _todos(call_id: str, *items: tuple[str, str]) -> dict:
+    todos = [{"content": c, "status": s, "activeForm": c} for c, s in items]
+    return _call("TodoWrite", {"todos": todos}, call_id)
+
+
+def test_plan_tool_state_at_the_point():
+    region = [
+        _todos("w1", ("Read the parser", "in_progress"), ("Draft a spike", "pending")),
+        _result("w1", "Todos have been modified successfully."),
+        _todos(
+            "w2",
+            ("Read the parser", "completed"),
+            ("Fix the tab handling", "in_progress"),
+            ('Handle "N/A" cells', "pending"),
+            ("Update the changelog", "pending"),
+            ("Benchmark the old parser", "cancelled"),
+        ),
+        _result("w2", "Todos have been modified successfully."),
+        _say("Plan:\n- [ ] Tell the user about the tabs"),
+    ]
+    tail = [
+        _todos(
+            "w3",
+            ("Read the parser", "completed"),
+            ("Fix the tab handling", "completed"),
+            ('Handle "N/A" cells', "in_progress"),
+            ("Write the release notes", "pending"),
+        ),
+        _result("w3", "Todos have been modified successfully."),
+    ]
+    future = [_todos("w4", ('Handle "N/A" cells', "completed")), _result("w4", "ok")]
+    transcript = _transcript(HEAD + region + tail + future)
+    stop = len(HEAD) + len(region)
+    point = CompactionPoint(
+        transcript_id="fixture",
+        ordinal=0,
+        head_end=len(HEAD),
+        tail_start=stop,
+        end=stop + len(tail),
+        tokens_before=0,
+    )
+    probes = generate_probes(transcript, point, ProbeConfig(types=["continuation"]))
+    _check_invariants(transcript, point, probes)
+    # Open at the point: still open in the tail's call (escaped, as the call spells it), and
+    # the written checklist's item; not the one done in the tail, nor the one the tail's call
+    # dropped, nor the cancelled one, nor one only the earlier call or the tail lists.
+    assert _facts(probes, "pending") == {'Handle \\"N/A\\" cells', "Tell the user about the tabs"}
+    done = next(p for p in probes if "completed" in p.question)
+    assert _facts([done]) == {"Read the parser"}
+    assert all(ev.message_index == len(HEAD) + 2 for ev in done.evidence)
+
+
+# --- patches fed to git apply / patch through the shell -----------------------------------------
+
+
+def test_diffs_piped_to_git_apply_and_patch():
+    def diff(path: str, old: str, new: str) -> str:
+        return f"--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-{old}\n+{new}\n"
+
+    region = [
+        _call(
+            "bash",
+            {
+                "command": "git apply <<'EOF'\n"
+                + diff("src/feed.py", "LIMIT = 1", "FEED_LIMIT = 50")
+                + "EOF"
+            },
+            "g1",
+        ),
+        _result("g1", ""),
+        _call(
+            "bash",
+            {
+                "command": "cat <<'EOF' | patch -p1\n--- /dev/null\n+++ b/src/feed_cache.py\n"
+                "@@ -0,0 +1 @@\n+def warm_feed_cache():\nEOF"
+            },
+            "g2",
+        ),
+        _result("g2", "patching file src/feed_cache.py"),
+        _call(
+            "bash",
+            {"command": f"git apply --check <<'EOF'\n{diff('src/dry.py', 'A = 1', 'A = 2')}EOF"},
+            "g3",
+        ),
+        _result("g3", ""),
+        _call(
+            "bash",
+            {"command": f"patch -p1 <<'EOF'\n{diff('src/stale.py', 'B = 1', 'B_NEW = 2')}EOF"},
+            "g4",
+        ),
+        _result("g4", "patching file src/stale.py\nHunk #1 FAILED at 1.\n1 out of 1 hunk FAILED"),
+    ]
+    transcript = _transcript(HEAD + region + [_say("done")])
+    point = _region_point(transcript)
+    probes = generate_probes(transcript, point, ProbeConfig(per_type=20))
+    _check_invariants(transcript, point, probes)
+    assert _facts(probes, "created") == {"src/feed_cache.py"}
+    assert _facts(probes, "modified") == {"src/feed.py"}  # not a --check, not a failed patch
+    changes = {p.question: _facts([p]) for p in _of(probes, "artifact")}
+    assert "FEED_LIMIT" in changes["What did we change in `src/feed.py`?"]
+    assert "warm_feed_cache" in changes["What did we put in the new file `src/feed_cache.py`?"]

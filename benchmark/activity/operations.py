@@ -11,12 +11,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from benchmark.activity.actions import Action, open_file
+from benchmark.activity.patches import (
+    PATCH_PROGRAMS,
+    OpKind,
+    is_patch_program,
+    patch_failed,
+    patch_ops,
+)
 from benchmark.activity.shell import programs, shell_ops
-
-OpKind = Literal["write", "edit", "read", "delete", "touch"]
+from benchmark.activity.spelling import spellings
 
 WRITE_TOOLS = frozenset(
     {
@@ -206,7 +212,10 @@ def _raw_ops(action: Action, current: str | None) -> list[tuple[OpKind, str, str
     """(kind, path, added text, removed text) tuples of one action."""
     tool, args = action.tool, action.args
     if action.command is not None:
-        return [(kind, path, added, "") for kind, path, added in shell_ops(action.command)]
+        argv = next((args[k] for k in ("command", "cmd") if isinstance(args.get(k), list)), [])
+        if len(argv) == 2 and str(argv[0]).rsplit("/", 1)[-1] in PATCH_PROGRAMS:
+            return patch_ops(str(argv[1]))  # ["apply_patch", patch]: the patch is one argument
+        return shell_ops(action.command)
     paths = paths_of(args)
     if tool in EDITOR_TOOLS:
         sub = str(args.get("command", ""))
@@ -221,7 +230,7 @@ def _raw_ops(action: Action, current: str | None) -> list[tuple[OpKind, str, str
             return []
         return [(kind, p, _text(args, NEW_KEYS), _text(args, OLD_KEYS)) for p in paths]
     if tool in PATCH_TOOLS:
-        return _patch_ops(_patch_text(args))
+        return patch_ops(_patch_text(args))
     if tool in WRITE_TOOLS:
         paths = paths or ([current] if tool == "create" and current else [])
         return [("write", p, _text(args, NEW_KEYS), "") for p in paths]
@@ -273,62 +282,34 @@ def _patch_text(args: dict[str, Any]) -> str:
     return command if isinstance(command, str) else ""
 
 
-_PATCH_HEAD = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$")
-_DIFF_OLD = re.compile(r"^--- (?:a/)?(\S+)")
-_DIFF_NEW = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
-
-
-def _patch_ops(patch: str) -> list[tuple[OpKind, str, str, str]]:
-    """Operations of an ``apply_patch`` envelope or a unified diff."""
-    ops: list[tuple[OpKind, str, list[str], list[str]]] = []
-    old_path: str | None = None
-    for line in patch.splitlines():
-        head = _PATCH_HEAD.match(line)
-        if head:
-            kind: OpKind = {"Add": "write", "Update": "edit", "Delete": "delete"}[head.group(1)]
-            ops.append((kind, head.group(2), [], []))
-            continue
-        if line.startswith("--- "):
-            found = _DIFF_OLD.match(line)
-            old_path = found.group(1) if found else None
-            continue
-        if line.startswith("+++ ") and old_path is not None:
-            found = _DIFF_NEW.match(line)
-            new_path = found.group(1) if found else "/dev/null"
-            if new_path == "/dev/null":
-                ops.append(("delete", old_path, [], []))
-            else:
-                ops.append(("write" if old_path == "/dev/null" else "edit", new_path, [], []))
-            old_path = None
-            continue
-        if ops and line.startswith("+") and not line.startswith("+++"):
-            ops[-1][2].append(line[1:])
-        elif ops and line.startswith("-") and not line.startswith("---"):
-            ops[-1][3].append(line[1:])
-    return [(k, p, "\n".join(a), "\n".join(r)) for k, p, a, r in ops]
-
-
 def _spelled(path: str, action: Action, texts: dict[int, str]) -> tuple[int, str] | None:
-    """Where ``path`` (or its basename-free tail) appears verbatim: the call, then the result."""
+    """Where ``path`` (or it without ``./``) appears verbatim: the call, then the result.
+
+    In a call the path may be JSON-escaped (a backslash, a quote, ``\\u``-escaped
+    non-ASCII); it is then spelled escaped, as the message holds it.
+    """
     path = path.strip()
     if not path:
         return None
-    spellings = [path]
-    if path.startswith("./"):
-        spellings.append(path[2:])
+    plain = [path, path[2:]] if path.startswith("./") else [path]
     for where in (action.index, action.result_index):
         if where is None or where not in texts:
             continue
-        for spelling in spellings:
+        for spelling in (s for p in plain for s in spellings(p)):
             if spelling in texts[where]:
                 return where, spelling
     return None
 
 
 def _failed(action: Action, kind: OpKind) -> bool:
-    """A tool's own error reply; for a read only its first line counts (the rest is content)."""
-    if action.command is not None or not action.result:
+    """A tool's own error reply; for a read only its first line counts (the rest is content).
+
+    A shell command's operations fail only when it applies a patch that did not apply.
+    """
+    if not action.result:
         return False
+    if action.command is not None:
+        return kind != "read" and _applies_patch(action) and patch_failed(action.result)
     head = action.result.lstrip().split("\n", 1)[0] if kind == "read" else action.result[:400]
     return bool(_FAILED.search(head))
 
@@ -370,11 +351,18 @@ _INSPECT_PROGRAMS = frozenset(
 _GIT_INSPECT = frozenset({"diff", "show", "log", "status", "blame", "grep"})
 
 
+def _applies_patch(action: Action) -> bool:
+    argv = action.args.get("command")
+    if isinstance(argv, list) and argv and str(argv[0]).rsplit("/", 1)[-1] in PATCH_PROGRAMS:
+        return True
+    return any(is_patch_program(p, args) for p, args in programs(action.command or ""))
+
+
 @lru_cache(maxsize=4096)
 def _inspects(command: str) -> bool:
     """A shell command that only shows files (``cat x``, ``grep -n y``, ``sed -n 1,9p``)."""
     found = programs(command)
-    if not found or any(kind != "read" for kind, _, _ in shell_ops(command)):
+    if not found or any(kind != "read" for kind, *_ in shell_ops(command)):
         return False
     for program, args in found:
         if program == "sed" and not any(a.startswith("-i") for a in args):

@@ -1,17 +1,19 @@
-"""File effects of shell commands: ``cat > x <<EOF``, ``sed -i``, ``touch``, ``mv``, ``rm``...
+"""File effects of shell commands: ``cat > x <<EOF``, ``sed -i``, ``touch``, ``mv``, ``rm``,
+patches fed to ``apply_patch``, ``git apply`` or ``patch``...
 
 Commands are tokenized with :mod:`shlex` (quotes and operators respected)
-line by line; heredoc bodies are taken as the content written, never parsed
-as commands.
+line by line; heredoc bodies are taken as the content written (or the patch
+applied), never parsed as commands, and so are ``apply_patch`` envelopes.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from typing import Literal
 
-ShellOp = tuple[Literal["write", "edit", "read", "delete", "touch"], str, str]
+from benchmark.activity.patches import PatchOp, patch_ops, piped_diff_ops, split_envelopes
+
+ShellOp = PatchOp  # (kind, path, added text, removed text)
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _CONTROL = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
@@ -102,17 +104,18 @@ def programs(command: str) -> list[tuple[str, list[str]]]:
 
 
 def shell_ops(command: str) -> list[ShellOp]:
-    """(kind, path, written text) for every file a shell command touches."""
-    ops: list[ShellOp] = []
+    """(kind, path, added text, removed text) for every file a shell command touches."""
+    envelopes, command = split_envelopes(command)
+    ops: list[ShellOp] = [op for envelope in envelopes for op in patch_ops(envelope)]
     for line, body in lines_with_heredocs(command):
         for argv, redirects in simple_commands(line):
             argv = _unwrap(argv)
             for op, target in redirects:
                 if op in _REDIRECT and looks_like_path(target):
                     kind = "edit" if op.endswith(">>") else "write"
-                    ops.append((kind, target, body or _echoed(argv)))
+                    ops.append((kind, target, body or _echoed(argv), ""))
                 elif op == "<" and looks_like_path(target):
-                    ops.append(("read", target, ""))
+                    ops.append(("read", target, "", ""))
             if argv:
                 ops.extend(_program_ops(argv, body))
     return ops
@@ -132,21 +135,21 @@ def _program_ops(argv: list[str], body: str) -> list[ShellOp]:
     program, args = argv[0].rsplit("/", 1)[-1], argv[1:]
     paths = [a for a in args if looks_like_path(a)]
     if program in _READERS and not (program == "cat" and body):
-        return [("read", p, "") for p in paths]
+        return [("read", p, "", "") for p in paths]
     if program == "sed":
         return _sed_ops(args)
     if program == "touch":
-        return [("touch", p, "") for p in paths]
+        return [("touch", p, "", "") for p in paths]
     if program == "tee":
-        return [("edit" if "-a" in args else "write", p, body) for p in paths]
+        return [("edit" if "-a" in args else "write", p, body, "") for p in paths]
     if program in ("rm", "unlink"):
-        return [("delete", p, "") for p in paths]
+        return [("delete", p, "", "") for p in paths]
     if program in ("mv", "cp") and len(paths) >= 2:
-        first: ShellOp = ("delete" if program == "mv" else "read", paths[0], "")
-        return [first, ("write", paths[-1], "")]
+        first: ShellOp = ("delete" if program == "mv" else "read", paths[0], "", "")
+        return [first, ("write", paths[-1], "", "")]
     if program == "git" and args[:1] == ["mv"] and len(paths) >= 2:
-        return [("delete", paths[0], ""), ("write", paths[-1], "")]
-    return []
+        return [("delete", paths[0], "", ""), ("write", paths[-1], "", "")]
+    return piped_diff_ops(program, args, body) or []
 
 
 def _sed_ops(args: list[str]) -> list[ShellOp]:
@@ -169,4 +172,4 @@ def _sed_ops(args: list[str]) -> list[ShellOp]:
                 files.append(arg)
         i += 1
     script = "\n".join(scripts)
-    return [("edit" if in_place else "read", f, script if in_place else "") for f in files]
+    return [("edit" if in_place else "read", f, script if in_place else "", "") for f in files]

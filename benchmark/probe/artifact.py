@@ -153,17 +153,15 @@ def _changes(view: View, rec: FileRecord) -> Iterator[Candidate]:
             continue
         if op.kind not in ("write", "edit") or not op.added or not view.in_region(op.action_index):
             continue
-        text = view.texts[op.action_index]
         old = op.removed or known
         for token in change_tokens(op.added, old):
-            if len(facts) >= MAX_CHANGES or token not in text or token in path:
+            if len(facts) >= MAX_CHANGES or token in path:
                 continue
-            if any(f.text == token for f in facts):
+            cited = view.cite(op.action_index, token)
+            if cited is None or any(f.text == cited[0] for f in facts):
                 continue
-            ev = view.evidence(op.action_index, token)
-            if ev is not None:
-                facts.append(Fact(kind=fact_kind(token), text=token))
-                evidence.append(ev)
+            facts.append(Fact(kind=fact_kind(token), text=cited[0]))
+            evidence.append(cited[1])
         known += "\n" + op.added
     if not facts:
         return

@@ -7,10 +7,11 @@ from functools import cached_property
 
 from benchmark.activity.actions import Action, extract
 from benchmark.activity.operations import FileOp, file_ops
+from benchmark.activity.spelling import spelled, whole_escapes
 from benchmark.compaction import CompactionPoint
 from benchmark.probe.models import Evidence, Fact, ProbeType
 from benchmark.probe.runs import TestRun, test_runs
-from benchmark.probe.text import quote_around
+from benchmark.probe.text import MAX_FACT, clip, quote_around
 from benchmark.transcript.models import Transcript
 
 
@@ -69,10 +70,42 @@ class View:
     def test_runs(self) -> list[TestRun]:
         return test_runs(self.actions)
 
-    def evidence(self, index: int | None, needle: str) -> Evidence | None:
-        """Evidence quoting ``needle`` in region message ``index``, if it is there verbatim."""
-        if not self.in_region(index) or not needle:
+    def spelled(self, index: int | None, text: str) -> str | None:
+        """``text`` as region message ``index`` holds it: verbatim, else JSON-escaped.
+
+        Every fact, quote and question cue taken from a tool call goes through
+        here, so a command like ``grep -n "x" a.py`` is cited the way its
+        rendered call spells it (``grep -n \\"x\\" a.py``).
+        """
+        if not self.in_region(index) or not text:
             return None
         assert index is not None
-        quote = quote_around(self.texts[index], needle)
+        return spelled(text, self.texts[index])
+
+    def shown(self, index: int | None, text: str) -> str:
+        """How a question should cite ``text`` from message ``index`` (as written if absent)."""
+        return self.spelled(index, text) or text
+
+    def evidence(self, index: int | None, needle: str) -> Evidence | None:
+        """Evidence quoting ``needle`` (as the message spells it) in region message ``index``."""
+        found = self.spelled(index, needle)
+        if found is None or index is None:
+            return None
+        quote = quote_around(self.texts[index], found)
         return Evidence(message_index=index, quote=quote) if quote else None
+
+    def cite(
+        self, index: int | None, text: str, limit: int = MAX_FACT
+    ) -> tuple[str, Evidence] | None:
+        """(fact text, evidence) for ``text`` in message ``index``, in the message's spelling.
+
+        An escaped spelling is longer than the text; it is clipped again to
+        ``limit`` without cutting an escape sequence in half.
+        """
+        found = self.spelled(index, text)
+        if found is None:
+            return None
+        if found != text and len(found) > limit:
+            found = whole_escapes(clip(found, limit))
+        evidence = self.evidence(index, found)
+        return (found, evidence) if found and evidence else None

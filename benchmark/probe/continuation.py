@@ -1,9 +1,10 @@
 """Continuation probes: the state at the compaction point.
 
-Pending tasks come from the assistant's checklists and next-step lists; a task
-checked off later (in the region or the tail, never past the point's end) is
-done. Failing tests come from test runs; a later run that passes them closes
-them. Questions and evidence stay in the region; the tail only updates state.
+Pending tasks come from the assistant's checklists and next-step lists, and
+from its plan tool (``TodoWrite``, ``update_plan``); a task checked off later
+(in the region or the tail, never past the point's end) is done. Failing
+tests come from test runs; a later run that passes them closes them.
+Questions and evidence stay in the region; the tail only updates state.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from benchmark.activity.plans import plans
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Evidence, Fact
 from benchmark.probe.runs import still_failing
@@ -98,7 +100,11 @@ class Task:
 
 
 def tasks(view: View) -> list[Task]:
-    """Tasks first mentioned in the region, with their state at the point's end."""
+    """Tasks first mentioned in the region, with their state at the point's end.
+
+    The plan tool's items win over the same task in a written checklist: the
+    plan call is the agent's own record of its state.
+    """
     found: dict[str, Task] = {}
     for m in task_mentions(view):
         task = found.get(m.key)
@@ -109,7 +115,33 @@ def tasks(view: View) -> list[Task]:
         task.last = m
         if view.in_region(m.index):
             task.region = m
-    return list(found.values())
+    planned = plan_tasks(view)
+    keys = {t.key for t in planned}
+    return [t for t in found.values() if t.key not in keys] + planned
+
+
+def plan_tasks(view: View) -> list[Task]:
+    """Items of the latest plan call in the region, with their state at the point's end.
+
+    A later plan call up to the point's end (in the tail) updates an item's
+    state; an open item it no longer lists was dropped, so it is not asked
+    about; a cancelled item is neither open nor done.
+    """
+    calls = [p for p in plans(view.actions) if p.index < view.end]
+    shown = next((p for p in reversed(calls) if view.in_region(p.index)), None)
+    if shown is None:
+        return []
+    latest = {normalize(i.text): i.state for i in calls[-1].items}
+    out: dict[str, Task] = {}
+    for item in shown.items:
+        key = normalize(item.text)
+        state = latest.get(key, "done" if item.state == "done" else "closed")
+        if item.state == "closed" or state == "closed" or key in out:
+            continue
+        region = Mention(key, item.text, shown.index, item.state == "done")
+        last = Mention(key, item.text, calls[-1].index, state == "done")
+        out[key] = Task(key, region, last, region)
+    return list(out.values())
 
 
 def continuation_candidates(view: View) -> list[Candidate]:
@@ -151,11 +183,10 @@ def _checklist(
     """One probe over checklist items, each a fact backed by the region message that lists it."""
     facts, evidence = [], []
     for task in chosen:
-        text = clip(task.region.text)
-        ev = view.evidence(task.region.index, text)
-        if ev is not None:
-            facts.append(Fact(kind=kind, text=text))
-            evidence.append(ev)
+        cited = view.cite(task.region.index, clip(task.region.text))
+        if cited is not None:
+            facts.append(Fact(kind=kind, text=cited[0]))
+            evidence.append(cited[1])
     if not facts:
         return
     yield Candidate(

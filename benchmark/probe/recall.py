@@ -63,17 +63,25 @@ def recall_candidates(view: View) -> list[Candidate]:
     ]
 
 
-def describe(action: Action) -> str | None:
+def describe(view: View, action: Action) -> str:
     """A cue naming the action in a question: its command, or its tool and file."""
+    return _named(view, action)[0]
+
+
+def _named(view: View, action: Action) -> tuple[str, str]:
+    """(cue, the text it quotes from the call), spelled the way the call message holds it."""
     if action.command is not None:
-        return f"`{first_line(action.command)}`"
+        shown = view.shown(action.index, first_line(action.command))
+        return f"`{shown}`", shown
     line = action.args.get("_line")
     if isinstance(line, str) and line:
-        return f"the `{first_line(line)}` command"
+        shown = view.shown(action.index, first_line(line))
+        return f"the `{shown}` command", shown
     paths = paths_of(action.args)
     if paths:
-        return f"the `{action.name}` call on `{paths[0]}`"
-    return f"the `{action.name}` call"
+        shown = view.shown(action.index, paths[0])
+        return f"the `{action.name}` call on `{shown}`", shown
+    return f"the `{action.name}` call", action.name
 
 
 def _errors(view: View) -> Iterator[Candidate]:
@@ -84,13 +92,13 @@ def _errors(view: View) -> Iterator[Candidate]:
         if is_inspection(action):
             continue
         err = main_error(action.result)
-        cue = describe(action)
-        if err is None or cue is None:
+        if err is None:
             continue
+        cue, quoted = _named(view, action)
         run = runs.get(action.index)
         failed = list(run.failures.items())[:3] if run else []
         facts: list[Fact] = []
-        evidence = [view.evidence(action.index, cue.split("`")[1])]
+        evidence = [view.evidence(action.index, quoted)]
         if failed:  # a test run: each failing test with its own error
             for test_id, (line, reason) in failed:
                 facts.append(Fact(kind="identifier", text=test_id))
@@ -173,7 +181,7 @@ def _outputs(view: View) -> Iterator[Candidate]:
         else:
             last.pop(command.strip(), None)
     for command, (action, path, lines) in last.items():
-        cue = first_line(command)
+        cue = view.shown(action.index, first_line(command))
         facts, evidence = [], [view.evidence(action.index, cue)]
         for line in lines:
             ev = view.evidence(action.result_index, line)
@@ -212,16 +220,17 @@ def _commands_by_error(view: View) -> Iterator[Candidate]:
         if len(commands) != 1:
             continue
         command, (action, err_text) = next(iter(commands.items()))
+        cited = view.cite(action.index, command)
+        if cited is None:
+            continue
+        shown, command_ev = cited
         article = "an" if name[0] in "AEIOU" else "a"
-        evidence = (
-            view.evidence(action.index, command),
-            view.evidence(action.result_index, err_text),
-        )
+        evidence = (command_ev, view.evidence(action.result_index, err_text))
         yield Candidate(
             type="recall",
             question=f"Which command failed with {article} `{name}`?",
-            answer=f"`{command}` failed with `{err_text}`.",
-            facts=(Fact(kind="identifier", text=command),),
+            answer=f"`{shown}` failed with `{err_text}`.",
+            facts=(Fact(kind="identifier", text=shown),),
             evidence=tuple(e for e in evidence if e is not None),
             anchor=action.index,
         )
@@ -258,17 +267,17 @@ def _pins(view: View) -> Iterator[Candidate]:
                 add(name, pin_op, version, i)
     for name, op, version, index in sorted(found.values(), key=lambda item: item[3]):
         exact = op in ("==", "@")
-        text = version if exact else f"{op}{version}"
-        if text not in view.texts[index]:
-            text = version
+        cited = view.cite(index, version if exact else f"{op}{version}") or view.cite(
+            index, version
+        )
+        if cited is None:
+            continue
+        text, evidence = cited
         question = (
             f"Which version of `{name}` did we pin?"
             if exact
             else f"What version constraint did we set for `{name}`?"
         )
-        evidence = view.evidence(index, text)
-        if evidence is None:
-            continue
         yield Candidate(
             type="recall",
             question=question,
@@ -294,10 +303,9 @@ def _stated(view: View) -> Iterator[Candidate]:
     """Values and causes the assistant stated in prose ("set X to 30", "X is due to Y")."""
     failures: dict[int, str] = {}  # result message -> cue of the action that failed there
     for action in view.actions:
-        if action.result_index is not None and not is_inspection(action):
-            cue = describe(action)
-            if cue and main_error(action.result) is not None:
-                failures[action.result_index] = cue
+        at = action.result_index
+        if at is not None and not is_inspection(action) and main_error(action.result):
+            failures[at] = describe(view, action)
     last_failure = ""
     for i in view.region_indices():
         last_failure = failures.get(i, last_failure)
@@ -354,12 +362,13 @@ def _stated_in(view: View, index: int, sentence: str, last_failure: str) -> Iter
 
 
 def _cause(view: View, index: int, question: str, fact: str, answer: str) -> Candidate:
-    evidence = view.evidence(index, fact)
+    cited = view.cite(index, fact)
+    text, evidence = cited if cited else (fact, None)
     return Candidate(
         type="recall",
         question=question,
         answer=answer,
-        facts=(Fact(kind=fact_kind(fact), text=fact),),
+        facts=(Fact(kind=fact_kind(fact), text=text),),
         evidence=(evidence,) if evidence else (),
         anchor=index,
     )
