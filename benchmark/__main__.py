@@ -2,6 +2,7 @@
 
 Hydra composes ``conf/``; ``benchmark.config`` validates it; ``benchmark.pipeline``
 runs the job; ``benchmark.tracking`` logs it to MLflow; the scorecard is printed.
+With ``+audit=judge`` the job audits the judge instead (``benchmark.audit``).
 User errors (bad option, bad value, malformed transcript) end in one line on
 stderr and exit code 2, never a traceback. In a sweep (``-m``) a job's user error
 fails that job; Hydra reports it after the batch as the job's overrides plus the
@@ -78,6 +79,10 @@ def run(cfg: DictConfig) -> float | None:
 
     resolved = config_mod.resolve(cfg)
     config = config_mod.validate(resolved)
+    if config.audit is not None:  # +audit=judge: score the judge itself, not a policy
+        from benchmark.audit.run import main as run_audit
+
+        return run_audit(config, resolved, sweep=_sweep_info())
     parts = build_parts(config)  # a missing key or bad option fails here, before any work
     if config.tracking.enabled:
         from benchmark.tracking import prepare_tracking

@@ -11,11 +11,20 @@ from typing import Annotated, Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
+from benchmark.audit.config import AuditConfig
 from benchmark.compaction import CompactionConfig
 from benchmark.errors import UserError
 from benchmark.probe.config import ProbeConfig
+from benchmark.redaction import BUILTIN_NAMES, compile_pattern
 from benchmark.rubric import Rubric
 
 
@@ -122,6 +131,45 @@ class ExecutionConfig(BaseModel):
     )
 
 
+def _regex(value: str) -> str:
+    compile_pattern("user_pattern", value)  # the error's key names the pattern
+    return value
+
+
+def _type_names(value: dict[str, str]) -> dict[str, str]:
+    for name in value:
+        compile_pattern(name, "x")
+    return value
+
+
+class RedactionConfig(BaseModel):
+    """Credentials in transcripts replaced by typed placeholders as they load
+    (``benchmark.redaction``), so nothing downstream ever sees the secret."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    builtin: Literal["all"] | list[str] = Field(
+        "all", description="which built-in detectors run: all, or a list of their names"
+    )
+    patterns: Annotated[
+        dict[str, Annotated[str, AfterValidator(_regex)]], AfterValidator(_type_names)
+    ] = Field(
+        default_factory=dict,
+        description="extra detectors: type name -> regex (a group named s: only that part)",
+    )
+
+    @field_validator("builtin")
+    @classmethod
+    def _known_detectors(cls, value: str | list[str]) -> str | list[str]:
+        for name in [] if value == "all" else value:
+            if name not in BUILTIN_NAMES:
+                raise ValueError(
+                    f"unknown detector {name!r} (choose from: all, {', '.join(BUILTIN_NAMES)})"
+                )
+        return value
+
+
 Objective = Literal["overall", "score_per_kilotoken"]
 
 
@@ -135,6 +183,7 @@ class BenchmarkConfig(BaseModel):
     )
     cache: CacheConfig = CacheConfig()
     execution: ExecutionConfig = ExecutionConfig()
+    redaction: RedactionConfig = RedactionConfig()
     transcript: TranscriptConfig
     compaction: CompactionConfig
     probe: ProbeConfig
@@ -144,6 +193,9 @@ class BenchmarkConfig(BaseModel):
     judge: ComponentConfig
     rubric: Rubric
     tracking: TrackingConfig
+    audit: AuditConfig | None = Field(
+        None, description="set by +audit=judge: audit the judge instead of running the benchmark"
+    )
 
     @property
     def cache_path(self) -> Path | None:

@@ -33,6 +33,7 @@ from benchmark.probe.cache import load_or_generate
 from benchmark.probe.models import Probe
 from benchmark.probe.writer import LLMProbeWriter, build_writer
 from benchmark.progress import JobProgress
+from benchmark.redaction import redactor_for
 from benchmark.results import JobResult, PointResult, ProbeResult
 from benchmark.rubric import Rubric, aggregate
 from benchmark.transcript.models import Message, Transcript
@@ -82,7 +83,7 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     collected in schedule order, so the outcome does not depend on timing.
     """
     parts = parts or build_parts(config)
-    loaded = load_transcripts(config.transcript)
+    loaded = load_transcripts(config.transcript, redactor_for(config))
     transcripts = loaded.transcripts
     points_of = _points(transcripts, config.compaction)
     scheduler = ProbeScheduler(parts, config.rubric, config.execution.max_probes_in_flight)

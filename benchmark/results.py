@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from benchmark.answerer.base import Answer
 from benchmark.compaction import CompactionPoint
+from benchmark.judge.agreement import Unit, agreement_metrics
 from benchmark.judge.base import Judgment
 from benchmark.llm.usage import CallRecord
 from benchmark.probe.models import PROBE_TYPES, Probe
@@ -139,7 +140,26 @@ class JobResult(BaseModel):
             if typed.overall is not None:
                 metrics[f"type/{ptype}"] = typed.overall
                 metrics.update({f"type/{ptype}/{d}": v for d, v in typed.dimensions.items()})
+        metrics.update(self.panel_metrics())
         return metrics
+
+    def panel_metrics(self) -> dict[str, float]:
+        """A judge panel's agreement (``benchmark.judge.agreement``) over every judged
+        (probe, criterion) and ``judge/members_failed``; empty unless the judge is a panel."""
+        panels = [r.judgment.members for r in self.probe_results if r.judgment.members is not None]
+        if not panels:
+            return {}
+        names = list(dict.fromkeys(name for members in panels for name in members))
+        units: list[Unit] = []
+        for members in panels:
+            judged = {name: m.scores for name, m in members.items() if not m.failed}
+            for criterion in dict.fromkeys(c for scores in judged.values() for c in scores):
+                units.append((criterion, {n: s.get(criterion) for n, s in judged.items()}))
+        failed = sum(m.failed for members in panels for m in members.values())
+        return {
+            **agreement_metrics(units, names, self.rubric.scale_max),
+            "judge/members_failed": failed,
+        }
 
     def rows(self) -> list[dict[str, object]]:
         """One row per probe: the per-probe table shown in the MLflow UI."""
@@ -160,9 +180,19 @@ class JobResult(BaseModel):
                         "failed": r.failed,
                         **{f"c/{c}": s for c, s in r.judgment.scores().items()},
                         **{f"d/{d}": s for d, s in self.dimension_scores(r).items()},
+                        **member_columns(r.judgment),
                     }
                 )
         return rows
+
+
+def member_columns(judgment: Judgment) -> dict[str, float]:
+    """A panel's member scores as ``m/<member>/<criterion>`` (a failed member has none)."""
+    return {
+        f"m/{name}/{criterion}": score
+        for name, member in (judgment.members or {}).items()
+        for criterion, score in member.scores.items()
+    }
 
 
 @lru_cache(maxsize=16)

@@ -83,14 +83,13 @@ def test_only_question_and_context_reach_the_server(openai_stub, make_answerer):
     assert system["role"] == "system" and "NOT IN CONTEXT" in system["content"]
     assert "best guess" in system["content"]
     assert user["role"] == "user"
-    assert user["content"].endswith(f"Question: {QUESTION}")
-    for message in kept:
-        assert f"[{message.role}]\n{message.render()}" in user["content"]
-    # Nothing else is in the user message but the fixed framing.
-    rest = user["content"]
-    for message in kept:
-        rest = rest.replace(f"[{message.role}]\n{message.render()}", "")
-    assert rest.replace(QUESTION, "").split() == ["<context>", "</context>", "Question:"]
+    # The user message is the context and the question as JSON data, nothing else.
+    assert json.loads(user["content"]) == {
+        "data": {
+            "context": "\n\n".join(f"[{m.role}]\n{m.render()}" for m in kept),
+            "question": QUESTION,
+        }
+    }
 
 
 def test_context_is_clipped_to_budget_keeping_the_newest(openai_stub, make_answerer):
@@ -102,7 +101,7 @@ def test_context_is_clipped_to_budget_keeping_the_newest(openai_stub, make_answe
     answerer = make_answerer(max_context_tokens=500)
     answerer.answer(AnswerRequest(question=QUESTION, context=long))
     user = openai_stub.requests[0].body["messages"][1]["content"]
-    shown = user.split("<context>\n", 1)[1].split("\n</context>", 1)[0]
+    shown = json.loads(user)["data"]["context"]
     assert 400 < tokens.count(shown) <= 500
     assert "turn 39:" in shown and "turn 0:" not in shown
     assert answerer.messages(AnswerRequest(question=QUESTION, context=long))[1]["content"] == user

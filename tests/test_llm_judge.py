@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import compose_config, group_options
+import yaml
+from conftest import CONF, compose_config, group_options
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from openai_stub import Fault, OpenAIStub, message_text
@@ -294,7 +295,13 @@ def test_missing_key_fails_at_construction(openai_stub, monkeypatch):
     assert "\n" not in str(info.value)
 
 
-LLM_OPTIONS = [o for o in group_options("judge") if o != "reference"]
+# Single LLM judges (panels of them are tested in test_judge_panel.py).
+LLM_OPTIONS = [
+    o
+    for o in group_options("judge")
+    if yaml.safe_load((CONF / "judge" / f"{o}.yaml").read_text()).get("_target_")
+    == "benchmark.judge.LLMJudge"
+]
 PRICES = {
     "gpt-4o": (2.5, 10.0),
     "gpt-4o-mini": (0.15, 0.6),

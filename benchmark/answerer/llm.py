@@ -1,12 +1,17 @@
 """The LLM answerer: a model replies to the probe from the compacted context alone.
 
 It is sent the fixed system prompt, the rendered context and the question,
-and nothing else, so whatever the policy dropped is really gone for it.
+and nothing else, so whatever the policy dropped is really gone for it. The
+context and the question are untrusted (they come from the session), so they
+travel as JSON data in the user message (:mod:`benchmark.llm.untrusted`).
 
 A context holding a provider's encrypted compaction item cannot be rendered:
 only that provider can read the item. Then the answerer continues through
 the provider's Responses API instead, with the context as input items (the
-item included as is) and the question as the last user message.
+item included as is) and the question as the last user message. That path is
+the one exception to the data rule: the item must sit in the conversation it
+came from, so the session's messages go back in their own roles, as they
+would for the agent itself; only our instructions are in ``instructions``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ looks like.
 from __future__ import annotations
 
 from benchmark.probe.models import Fact, FactKind
-from benchmark.terms import content_terms, normalize, unescape
+from benchmark.terms import content_terms, identifier_terms, normalize, unescape, words
 
 EXACT_KINDS: frozenset[FactKind] = frozenset({"identifier", "created", "modified", "read"})
 PHRASE_KINDS: frozenset[FactKind] = frozenset(
@@ -60,10 +60,13 @@ def _exact(needle: str, haystack: str) -> bool:
 
 
 def phrase_match(phrase: str, answer: str, term_ratio: float = 0.8) -> bool:
-    """``phrase`` is in ``answer`` after normalization, or enough of its content terms are.
+    """``phrase`` is in ``answer`` after normalization, or enough of its content terms are
+    and every exact value it names is there too.
 
-    With no content terms (a phrase of stop-words only), only the substring
-    rule applies.
+    The term rule tolerates rewording, not a changed value: "pin marshmallow to
+    3.21.4" does not state "pin marshmallow to 3.21.3" however many words they
+    share. With no content terms (a phrase of stop-words only), only the
+    substring rule applies.
     """
     norm_phrase = normalize(phrase)
     if norm_phrase and norm_phrase in normalize(answer):
@@ -72,7 +75,15 @@ def phrase_match(phrase: str, answer: str, term_ratio: float = 0.8) -> bool:
     if not needed:
         return False
     have = set(content_terms(answer))
-    return len(needed & have) >= term_ratio * len(needed)
+    if len(needed & have) < term_ratio * len(needed):
+        return False
+    return exact_values(phrase) <= exact_values(answer)
+
+
+def exact_values(text: str) -> set[str]:
+    """What a phrase states exactly: identifier chunks (paths, versions, dotted names)
+    and words holding a digit (``T08:30:00Z`` gives ``t08``, ``30``, ``00z``), lowercased."""
+    return set(identifier_terms(text)) | {w for w in words(text) if any(c.isdigit() for c in w)}
 
 
 def fact_matches(fact: Fact, answer: str, term_ratio: float = 0.8) -> bool:

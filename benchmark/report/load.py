@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from benchmark.errors import UserError
 
 REPORT_TAG = "report"  # runs written by the report itself; never part of a comparison
+AUDIT_TAG = "audit"  # judge audits (python -m benchmark +audit=judge): not benchmark runs
 SWEEP_TAG = "sweep"
 OVERRIDES_TAG = "sweep_overrides"
 TABLE_ARTIFACT = "results_table.json"
@@ -113,7 +114,7 @@ def _selection(kind: str, source: str, experiment: Any, runs: list[RunData]) -> 
 
 
 def _runs(client: Any, experiment_id: str) -> list[RunData]:
-    """Finished benchmark runs (not report runs), oldest first."""
+    """Finished benchmark runs (not report or audit runs), oldest first."""
     out: list[RunData] = []
     token = None
     while True:
@@ -125,7 +126,7 @@ def _runs(client: Any, experiment_id: str) -> list[RunData]:
             page_token=token,
         )
         for run in page:
-            if run.data.tags.get(REPORT_TAG) == "true":
+            if run.data.tags.get(REPORT_TAG) == "true" or AUDIT_TAG in run.data.tags:
                 continue
             out.append(
                 RunData(

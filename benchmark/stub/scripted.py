@@ -29,7 +29,11 @@ def scripted_reply(body: dict[str, Any]) -> str:
     probe writer, and a short answer otherwise."""
     if "messages" not in body:  # a Responses API turn: the answerer after server-side compaction
         return GUESS
-    prompt = " ".join(str(m.get("content", "")) for m in body["messages"])
+    # What is asked is read from the system prompt only: the user message carries untrusted
+    # data, and a transcript that says "verdict" must not change the kind of reply.
+    prompt = " ".join(
+        str(m.get("content", "")) for m in body["messages"] if m.get("role") == "system"
+    )
     data = request_data(body)
     if "messages" in data:  # the probe writer: one probe quoting the first long region message
         shown = next(m for m in data["messages"] if len(m["text"]) > 60)
@@ -50,10 +54,19 @@ def scripted_reply(body: dict[str, Any]) -> str:
     if "verdict" in prompt:  # the 2/1/0 judge
         return json.dumps({"reasoning": "scripted", "verdict": "partial"})
     if "response_format" in body or "criterionResults" in prompt:
-        asked = sorted(c for c in _criteria() if c in prompt)
+        asked = sorted(c for c in _criteria() if c in _criteria_asked(body))
         results = [{"criterionId": c, "score": 1, "reasoning": "scripted"} for c in asked]
         return json.dumps({"criterionResults": results})
     return GUESS
+
+
+def _criteria_asked(body: dict[str, Any]) -> str:
+    """The criteria a rubric judge request lists (outside its data), as text."""
+    try:
+        payload = json.loads(body["messages"][-1]["content"])
+    except (ValueError, AttributeError, TypeError, KeyError, IndexError):
+        return ""
+    return json.dumps(payload.get("criteria", [])) if isinstance(payload, dict) else ""
 
 
 def request_data(body: dict[str, Any]) -> dict[str, Any]:

@@ -4,14 +4,15 @@ Each transcript is one dataset input of the run: named after the transcript,
 with the first 16 hex digits of its file's sha256 as digest and the file as
 source (a generated session: the generator and seed). Two runs on the same
 bytes show the same digests in the MLflow UI, whatever the files are called.
-The full manifest (all hashes, import warnings, skipped files and why) is
-the artifact ``transcripts/manifest.json``; counts are metrics.
+The full manifest (all hashes, import warnings, skipped files and why, secrets
+redacted per type) is the artifact ``transcripts/manifest.json``; counts are metrics.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
+from collections import Counter
 from functools import cache
 from typing import Any
 
@@ -21,10 +22,15 @@ CONTEXT = "transcripts"
 
 
 def manifest_metrics(manifest: TranscriptManifest) -> dict[str, float]:
+    redactions: Counter[str] = Counter()
+    for file in manifest.files:
+        redactions.update(file.redactions)
     return {
         "transcripts/files": len(manifest.files),
         "transcripts/skipped": len(manifest.skipped),
         "transcripts/import_warnings": sum(len(f.warnings) for f in manifest.files),
+        "redactions/total": sum(redactions.values()),
+        **{f"redactions/{kind}": n for kind, n in sorted(redactions.items())},
     }
 
 

@@ -21,6 +21,7 @@ from urllib.request import getproxies, proxy_bypass
 
 from benchmark.config import BenchmarkConfig, TrackingConfig
 from benchmark.errors import UserError
+from benchmark.redaction import scrub
 from benchmark.results import JobResult
 from benchmark.tracking.artifacts import write_artifacts
 from benchmark.tracking.inputs import log_transcript_inputs, manifest_metrics
@@ -154,7 +155,7 @@ def log_job(
                 "judge": config.judge.name,
                 "answerer": config.answerer.name,
                 "rubric": config.rubric.name,
-                **(sweep.tags() if sweep is not None else {}),
+                **({k: scrub(v) for k, v in sweep.tags().items()} if sweep is not None else {}),
             }
         )
         mlflow.log_params(flatten(clean))
@@ -207,7 +208,7 @@ def redact(data: Any) -> Any:
         }
     if isinstance(data, list):
         return [redact(v) for v in data]
-    return data
+    return scrub(data) if isinstance(data, str) else data  # e.g. a URL's password
 
 
 def _columns(rows: list[dict[str, object]]) -> dict[str, list[object]]:

@@ -3,6 +3,9 @@
 Every job gets a ``TranscriptManifest``: which files (or generated sessions)
 were used, with content hashes, and which files were skipped and why, so a
 run's numbers can be traced back to exactly the data behind them.
+
+Every transcript is redacted here, as it loads (``benchmark.redaction``): no
+later stage, cache or artifact ever holds a credential from it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pydantic import BaseModel
 
 from benchmark.config import FileTranscripts, SyntheticTranscripts
 from benchmark.errors import UserError
+from benchmark.redaction import Redactor, build_redactor
 from benchmark.transcript.formats import Imported, TranscriptError, import_file
 from benchmark.transcript.manifest import SkippedFile, SourceFile, TranscriptManifest
 from benchmark.transcript.models import Transcript
@@ -29,23 +33,33 @@ class LoadedTranscripts(BaseModel):
     manifest: TranscriptManifest
 
 
-def load_transcripts(config: SyntheticTranscripts | FileTranscripts) -> LoadedTranscripts:
+def load_transcripts(
+    config: SyntheticTranscripts | FileTranscripts, redactor: Redactor | None = None
+) -> LoadedTranscripts:
+    """The job's transcripts, redacted by ``redactor`` (default: every built-in detector)."""
+    redactor = redactor or build_redactor()
     if isinstance(config, SyntheticTranscripts):
-        return _generate(config)
+        return _generate(config, redactor)
     paths = expand_paths(config.path, config.extensions)
     imported: list[Imported] = []
+    redactions: list[dict[str, int]] = []
     skipped: list[SkippedFile] = []
     for path in paths:
         try:
             item = import_file(path, config.format, int(config.max_line_mb * 2**20))
         except TranscriptError as exc:
+            error = redactor.text(str(exc))  # an error may quote the line at fault
             if config.on_error == "fail":
-                raise UserError(f"{exc} (transcript.on_error=skip goes on without it)") from None
-            log.warning("skipped %s", exc)
-            skipped.append(SkippedFile(path=str(path), error=exc.reason))
+                raise UserError(f"{error} (transcript.on_error=skip goes on without it)") from None
+            log.warning("skipped %s", error)
+            skipped.append(SkippedFile(path=str(path), error=redactor.text(exc.reason)))
             continue
+        transcript, counts = redactor.transcript(item.transcript)
+        warnings = [redactor.text(w) for w in item.warnings]
+        item = item.model_copy(update={"transcript": transcript, "warnings": warnings})
         _log_warnings(item)
         imported.append(item)
+        redactions.append(counts)
     if not imported:
         raise UserError(
             f"transcript.path: none of the {len(paths)} files could be imported "
@@ -53,8 +67,8 @@ def load_transcripts(config: SyntheticTranscripts | FileTranscripts) -> LoadedTr
         )
     transcripts = _unique_ids([item.transcript for item in imported])
     files = [
-        _source(t, item.path, item.format, item.sha256, item.size, item.warnings)
-        for t, item in zip(transcripts, imported, strict=True)
+        _source(t, item.path, item.format, item.sha256, item.size, item.warnings, counts)
+        for t, item, counts in zip(transcripts, imported, redactions, strict=True)
     ]
     spec = config.path if isinstance(config.path, str) else ", ".join(config.path)
     return LoadedTranscripts(
@@ -102,18 +116,21 @@ def _scan(folder: Path, suffixes: set[str]) -> list[Path]:
     )
 
 
-def _generate(config: SyntheticTranscripts) -> LoadedTranscripts:
+def _generate(config: SyntheticTranscripts, redactor: Redactor) -> LoadedTranscripts:
     from benchmark.transcript.synthetic import generate
 
-    transcripts = [
-        generate(
-            seed=config.seed + i,
-            target_tokens=config.target_tokens,
-            transcript_id=f"synthetic-s{config.seed + i}",
+    redacted = [
+        redactor.transcript(
+            generate(
+                seed=config.seed + i,
+                target_tokens=config.target_tokens,
+                transcript_id=f"synthetic-s{config.seed + i}",
+            )
         )
         for i in range(config.sessions)
     ]
-    files = [_source(t, t.source, "synthetic", t.content_hash, 0, []) for t in transcripts]
+    transcripts = [t for t, _ in redacted]
+    files = [_source(t, t.source, "synthetic", t.content_hash, 0, [], c) for t, c in redacted]
     source = f"synthetic: {config.sessions} sessions from seed {config.seed}"
     return LoadedTranscripts(
         transcripts=transcripts, manifest=TranscriptManifest(source=source, files=files)
@@ -121,7 +138,13 @@ def _generate(config: SyntheticTranscripts) -> LoadedTranscripts:
 
 
 def _source(
-    t: Transcript, path: str, format: str, sha256: str, size: int, warnings: list[str]
+    t: Transcript,
+    path: str,
+    format: str,
+    sha256: str,
+    size: int,
+    warnings: list[str],
+    redactions: dict[str, int],
 ) -> SourceFile:
     return SourceFile(
         transcript_id=t.id,
@@ -133,6 +156,7 @@ def _source(
         tool_calls=sum(len(m.tool_calls or []) for m in t.messages),
         tokens=t.total_tokens,
         warnings=warnings,
+        redactions=redactions,
     )
 
 

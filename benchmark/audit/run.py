@@ -1,0 +1,211 @@
+"""The audit job: ask the configured judge about answers of known content, K times each.
+
+``python -m benchmark +audit=judge judge=<x>`` lands here instead of the
+benchmark job. Items come from :mod:`benchmark.audit.items`; each is judged
+``audit.samples`` times by a judge built from ``config.judge`` as a job builds
+it (one build per sample, see :mod:`benchmark.audit.samples`). LLM judges run
+concurrently on the LLM loop like a job's probes; offline judges run inline.
+A judgment that fails after its retries is recorded and counted, never scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from benchmark.audit.config import AuditConfig
+from benchmark.audit.items import AuditItem, AuditItems, Sample, build_items
+from benchmark.audit.metrics import AuditMetrics, compute, scaled_tolerance
+from benchmark.audit.samples import SampleJudges, build_judges
+from benchmark.config import BenchmarkConfig
+from benchmark.errors import JobFailed
+from benchmark.judge.base import Judge, JudgeRequest, Judgment
+from benchmark.llm import UsageLedger, close_all
+from benchmark.llm.loop import run as run_on_loop
+from benchmark.llm.usage import CallRecord
+from benchmark.pipeline import response_cache, stage_call
+from benchmark.probe.writer import build_writer
+from benchmark.progress import JobProgress
+from benchmark.rubric import Rubric
+
+log = logging.getLogger(__name__)
+
+
+class AuditResult(BaseModel):
+    """A finished audit: the judged items, their metrics and the LLM usage."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    judge: str
+    rubric: Rubric
+    audit: AuditConfig
+    items: list[AuditItem]
+    probes: int
+    skipped: dict[str, int]
+    metrics: AuditMetrics
+    usage: dict[str, float]
+    calls: list[CallRecord] = []
+
+    @property
+    def tolerance(self) -> float:
+        """The agreement tolerance on this rubric's scale."""
+        return scaled_tolerance(self.audit.tolerance, self.rubric.scale_max)
+
+    def all_metrics(self) -> dict[str, float]:
+        """What is logged: ``audit/*`` plus the judge's LLM usage (``llm/*``, ``cost_usd``)."""
+        return {**self.metrics.flat(), **self.usage}
+
+
+def run_audit(config: BenchmarkConfig, judges: SampleJudges | None = None) -> AuditResult:
+    """Build the items, judge each ``audit.samples`` times, compute the metrics."""
+    audit = _audit(config)
+    own = judges is None
+    if judges is None:
+        judges = build_judges(config, audit.samples, new_ledger(config))
+    ledger = judges.ledger
+    try:
+        writer = build_writer(config.probe, ledger=ledger, cache=response_cache(config))
+        built = build_items(config, audit, writer)
+        items = judge_items(config, built, judges, ledger)
+    finally:
+        if own:
+            judges.close()
+        close_all()
+    metrics = compute(items, config.rubric, audit.tolerance)
+    return AuditResult(
+        judge=config.judge.name,
+        rubric=config.rubric,
+        audit=audit,
+        items=items,
+        probes=built.probes,
+        skipped=built.skipped,
+        metrics=metrics,
+        usage=ledger.metrics(),
+        calls=ledger.calls(),
+    )
+
+
+def new_ledger(config: BenchmarkConfig) -> UsageLedger:
+    return UsageLedger(keep_calls=config.tracking.enabled and config.tracking.trace_llm)
+
+
+def _audit(config: BenchmarkConfig) -> AuditConfig:
+    if config.audit is None:
+        raise ValueError("run_audit needs a config with an 'audit' section (+audit=judge)")
+    return config.audit
+
+
+def judge_items(
+    config: BenchmarkConfig, built: AuditItems, judges: SampleJudges, ledger: UsageLedger
+) -> list[AuditItem]:
+    """Every item with one :class:`Sample` per judge, in item order."""
+    requests = [_request(item, built, config.rubric.scale_max) for item in built.items]
+    jobs = [(i, k) for i in range(len(requests)) for k in range(len(judges.judges))]
+    with JobProgress(ledger, config.execution.progress, label="judgments") as progress:
+        progress.add(len(jobs))
+        if judges.concurrent:
+            limit = config.execution.max_probes_in_flight
+            judged = run_on_loop(_judge_all(judges.judges, requests, jobs, limit, progress))
+        else:
+            judged = []
+            for i, k in jobs:
+                judged.append(_outcome(_call_inline(judges.judges[k], requests[i])))
+                progress.finished(judged[-1].failed)
+    samples: list[list[Sample]] = [[] for _ in requests]
+    for (i, _), sample in zip(jobs, judged, strict=True):
+        samples[i].append(sample)
+    return [
+        item.model_copy(update={"samples": s}) for item, s in zip(built.items, samples, strict=True)
+    ]
+
+
+def _request(item: AuditItem, built: AuditItems, scale_max: int) -> JudgeRequest:
+    return JudgeRequest(
+        probe_question=item.probe.question,
+        model_response=item.answer,
+        compacted_context=built.contexts[item.context_key],
+        ground_truth=item.probe.gold,
+        rubric_criteria=list(item.expected),
+        scale_max=scale_max,
+    )
+
+
+async def _judge_all(
+    judges: list[Judge],
+    requests: list[JudgeRequest],
+    jobs: list[tuple[int, int]],
+    limit: int,
+    progress: JobProgress,
+) -> list[Sample]:
+    slots = asyncio.Semaphore(limit)
+
+    async def one(i: int, k: int) -> Sample:
+        async with slots:
+            try:
+                judgment = await stage_call(judges[k], "judge", requests[i], inline=False)
+            except Exception as exc:  # counted as a failure, never scored
+                judgment = Judgment(failed=True, error=f"{type(exc).__name__}: {exc}")
+        sample = _outcome(judgment)
+        progress.finished(sample.failed)
+        return sample
+
+    return list(await asyncio.gather(*(one(i, k) for i, k in jobs)))
+
+
+def _call_inline(judge: Judge, request: JudgeRequest) -> Judgment:
+    try:
+        return judge.judge(request)
+    except Exception as exc:
+        return Judgment(failed=True, error=f"{type(exc).__name__}: {exc}")
+
+
+def _outcome(judgment: Judgment) -> Sample:
+    if judgment.failed:
+        return Sample(failed=True, error=judgment.error or "failed")
+    return Sample(
+        scores=judgment.scores(),
+        reasoning={r.criterion: r.reasoning for r in judgment.results if r.reasoning},
+    )
+
+
+def check_failures(result: AuditResult, allowed: float) -> None:
+    """Fail the audit (after it is logged) when too many judgments have no score."""
+    total = sum(len(item.samples) for item in result.items)
+    failed = result.metrics.failures
+    if total and failed / total > allowed:
+        raise JobFailed(
+            f"{failed / total:.1%} of audit judgments failed after all retries, more than "
+            f"execution.fail_on_error={allowed:g}; results are logged, failures are in "
+            "audit_items.jsonl (error field)"
+        )
+
+
+def main(config: BenchmarkConfig, resolved: dict[str, Any], sweep: Any = None) -> float | None:
+    """The ``+audit=judge`` job: run, print the summary, log, gate on failures.
+
+    Returns the overall agreement (what a sweeper over judges would compare).
+    """
+    from benchmark.audit.summary import render
+
+    audit = _audit(config)
+    judges = build_judges(config, audit.samples, new_ledger(config))  # a missing key fails here
+    try:
+        if config.tracking.enabled:
+            from benchmark.tracking import prepare_tracking
+
+            prepare_tracking(config.tracking)
+        result = run_audit(config, judges)
+    finally:
+        judges.close()
+    text = render(result)
+    if config.tracking.enabled:
+        from benchmark.tracking.audit import log_audit
+        from benchmark.tracking.mlflow_store import store_uri
+
+        run_id = log_audit(config, resolved, result, text, sweep=sweep)
+        log.info("MLflow run %s in %s", run_id, store_uri(config.tracking))
+    check_failures(result, config.execution.fail_on_error)
+    return result.metrics.agreement
