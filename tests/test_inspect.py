@@ -388,3 +388,21 @@ def test_module_runs_without_the_llm_stack(session_file):
     assert re.search(r"^format\s+chat\s*$", proc.stdout, re.M)
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
     assert not {m for m in imported if m.split(".")[0] in ("mlflow", "openai", "aiohttp")}
+
+
+def test_secrets_are_redacted_as_a_job_redacts_them(tmp_path, capsys):
+    key = "sk-proj-" + "Q7w9" * 12
+    secret = [
+        *SESSION[:3],
+        _call("c9", "bash", {"command": "cat .env"}),
+        _result("c9", f"OPENAI_API_KEY={key}\nDEBUG=1"),
+        *SESSION[3:],
+    ]
+    path = tmp_path / "with-key.json"
+    path.write_text(json.dumps({"messages": secret}))
+    (report,) = _report(capsys, str(path), *SMALL, "--probes")
+    assert report["redactions"] == {"openai_key": 1}
+    assert key not in json.dumps(report) and key[8:20] not in json.dumps(report)
+    assert main([str(path), *SMALL, "--probes"]) == 0
+    out = capsys.readouterr().out
+    assert "redacted" in out and "openai_key 1" in out and key[8:20] not in out

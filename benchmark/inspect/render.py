@@ -31,6 +31,9 @@ def render(report: dict[str, Any], console: Console, probes: bool) -> None:
         f"{big['tokens']:,} tokens)",
     )
     summary.add_row("warnings", str(len(report["warnings"])))
+    if report["redactions"]:
+        found = ", ".join(f"{k} {n}" for k, n in sorted(report["redactions"].items()))
+        summary.add_row("redacted", found)
     console.print(summary)
     if calls["by_tool"]:
         tools = Table(

@@ -13,18 +13,24 @@ from benchmark.compaction import CompactionConfig, find_points
 from benchmark.config import BenchmarkConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import PROBE_TYPES
+from benchmark.redaction import redactor_for
 from benchmark.transcript.formats import TranscriptError, import_file
 from benchmark.transcript.models import Role, Transcript
 
 
 def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) -> dict[str, Any]:
-    """One file's report as plain data (the ``--json`` object; the tables are drawn from it)."""
+    """One file's report as plain data (the ``--json`` object; the tables are drawn from it).
+
+    The transcript is redacted as a job redacts it (``config.redaction``), so the probes
+    shown are the job's, and no secret of the file is printed.
+    """
     max_line = int(config.transcript.max_line_mb * 2**20)  # type: ignore[union-attr]
+    redactor = redactor_for(config)
     try:
         item = import_file(path, fmt, max_line)
     except TranscriptError as exc:
-        return {"path": str(path), "error": str(exc)}
-    t = item.transcript
+        return {"path": str(path), "error": redactor.text(str(exc))}
+    t, redactions = redactor.transcript(item.transcript)
     counts = t.message_tokens
     roles = Counter(m.role for m in t.messages)
     tools = Counter(c.function.name for m in t.messages for c in m.tool_calls or [])
@@ -74,7 +80,8 @@ def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) ->
                 "tokens": counts[largest],
             },
         },
-        "warnings": item.warnings,
+        "warnings": [redactor.text(w) for w in item.warnings],
+        "redactions": redactions,
         "compaction": {**comp.model_dump(), "trigger": comp.context_window * comp.trigger_ratio},
         "probe_types": types,
         "probe_writer_ignored": config.probe.writer is not None,  # offline extractor used
