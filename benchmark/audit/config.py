@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from benchmark.validators import distinct_choices
+
 Variant = Literal["full", "partial", "none", "wrong", "abstain", "padded"]
 VARIANTS: tuple[Variant, ...] = ("full", "partial", "none", "wrong", "abstain", "padded")
 
@@ -40,9 +42,4 @@ class AuditConfig(BaseModel):
     @field_validator("variants")
     @classmethod
     def _variants(cls, variants: list[Variant]) -> list[Variant]:
-        if not variants:
-            raise ValueError(f"list at least one of {', '.join(VARIANTS)}")
-        dupes = sorted({v for v in variants if variants.count(v) > 1})
-        if dupes:
-            raise ValueError(f"lists {', '.join(dupes)} more than once")
-        return variants
+        return distinct_choices(variants, VARIANTS)

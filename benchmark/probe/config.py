@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from benchmark.probe.models import PROBE_TYPES, ProbeType
+from benchmark.validators import distinct_choices
 
 
 class ProbeConfig(BaseModel):
@@ -26,12 +27,7 @@ class ProbeConfig(BaseModel):
     @field_validator("types")
     @classmethod
     def _types(cls, types: list[ProbeType]) -> list[ProbeType]:
-        if not types:
-            raise ValueError(f"probe.types must list at least one of {', '.join(PROBE_TYPES)}")
-        dupes = sorted({t for t in types if types.count(t) > 1})
-        if dupes:
-            raise ValueError(f"probe.types lists {', '.join(dupes)} more than once")
-        return types
+        return distinct_choices(types, PROBE_TYPES)
 
     @field_validator("writer")
     @classmethod

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from benchmark.config import BenchmarkConfig
-from benchmark.redaction import scrub
-from benchmark.tracking.mlflow_store import flatten, prepare_tracking, redact
+from benchmark.tracking.mlflow_store import flatten, prepare_tracking, redact, sweep_tags
 from benchmark.tracking.sweep import SweepInfo
 from benchmark.tracking.traces import log_traces
 
@@ -54,7 +53,7 @@ def log_audit(
                 AUDIT_TAG: "judge",
                 "judge": config.judge.name,
                 "rubric": config.rubric.name,
-                **({k: scrub(v) for k, v in sweep.tags().items()} if sweep is not None else {}),
+                **sweep_tags(sweep),
             }
         )
         mlflow.log_params(flatten(clean))

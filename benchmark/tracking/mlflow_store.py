@@ -155,7 +155,7 @@ def log_job(
                 "judge": config.judge.name,
                 "answerer": config.answerer.name,
                 "rubric": config.rubric.name,
-                **({k: scrub(v) for k, v in sweep.tags().items()} if sweep is not None else {}),
+                **sweep_tags(sweep),
             }
         )
         mlflow.log_params(flatten(clean))
@@ -186,6 +186,11 @@ def log_job(
         if config.tracking.trace_llm and result.calls:
             log_traces(result.calls, experiment_id, name=f"{run.info.run_name}: llm calls")
         return run.info.run_id
+
+
+def sweep_tags(sweep: SweepInfo | None) -> dict[str, str]:
+    """A sweep job's tags, scrubbed: overrides are user text and may hold a credential."""
+    return {k: scrub(v) for k, v in sweep.tags().items()} if sweep is not None else {}
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, str]:
