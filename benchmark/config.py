@@ -193,6 +193,11 @@ class BenchmarkConfig(BaseModel):
     judge: ComponentConfig
     rubric: Rubric
     tracking: TrackingConfig
+    control: bool = Field(
+        False,
+        description="also answer and judge every probe from the uncompacted session "
+        "(the control arm) and log retention = score / control score",
+    )
     audit: AuditConfig | None = Field(
         None, description="set by +audit=judge: audit the judge instead of running the benchmark"
     )

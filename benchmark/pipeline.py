@@ -31,11 +31,13 @@ from benchmark.llm.loop import run, submit
 from benchmark.policy.base import Policy
 from benchmark.probe.cache import load_or_generate
 from benchmark.probe.models import Probe
+from benchmark.probe.repeats import FirstAsked
 from benchmark.probe.writer import LLMProbeWriter, build_writer
 from benchmark.progress import JobProgress
 from benchmark.redaction import redactor_for
 from benchmark.results import JobResult, PointResult, ProbeResult
 from benchmark.rubric import Rubric, aggregate
+from benchmark.survival import ContextFacts
 from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.sources import load_transcripts
 
@@ -81,22 +83,38 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     next compaction overlaps with their LLM calls, and each probe's judgment
     starts when its own answer is in (no barrier between stages). Results are
     collected in schedule order, so the outcome does not depend on timing.
+    A probe repeated at a later point of its session is asked once; each probe
+    records its facts' survival in the context, and with ``control=true`` its
+    answer and judgment from the uncompacted session too.
     """
     parts = parts or build_parts(config)
     loaded = load_transcripts(config.transcript, redactor_for(config))
     transcripts = loaded.transcripts
     points_of = _points(transcripts, config.compaction)
     scheduler = ProbeScheduler(parts, config.rubric, config.execution.max_probes_in_flight)
-    pending: list[tuple[CompactionPoint, list[Message], list[Future[ProbeResult]]]] = []
+    first_asked = FirstAsked()
+    arms = 2 if config.control else 1
+    pending: list[_Scheduled] = []
     try:
         with JobProgress(parts.ledger, config.execution.progress) as progress:
             for transcript, transcript_points in zip(transcripts, points_of, strict=True):
                 previous: tuple[CompactionPoint, list[Message]] | None = None
                 for point in transcript_points:
-                    probes = load_or_generate(
-                        transcript, point, config.probe, config.cache_path, writer=parts.writer
+                    probes = first_asked(
+                        load_or_generate(
+                            transcript, point, config.probe, config.cache_path, writer=parts.writer
+                        )
                     )
-                    progress.add(len(probes))
+                    progress.add(len(probes) * arms)
+                    # The control arm: the same probes asked of the uncompacted session.
+                    controls = (
+                        [
+                            scheduler.submit(p, transcript.messages[: point.end], progress)
+                            for p in probes
+                        ]
+                        if config.control
+                        else []
+                    )
                     try:
                         context = compact_point(config, transcript, point, parts.policy, previous)
                     except UserError:
@@ -105,21 +123,17 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
                         error = f"compaction failed: {type(exc).__name__}: {exc}"
                         log.warning("%s point %d: %s", transcript.id, point.ordinal, error)
                         futures = [failed_future(p, error, progress) for p in probes]
-                        pending.append((point, [], futures))
+                        pending.append(
+                            _Scheduled(point, [], futures, controls, [None] * len(probes))
+                        )
                         previous = None  # the next point compacts from the raw session
                         continue
+                    facts = ContextFacts(context)
+                    survival = [facts.survival(p) for p in probes]
                     futures = [scheduler.submit(p, context, progress) for p in probes]
-                    pending.append((point, context, futures))
+                    pending.append(_Scheduled(point, context, futures, controls, survival))
                     previous = (point, context)
-            points = [
-                PointResult(
-                    point=point,
-                    tokens_after=sum(m.tokens for m in context),
-                    context=context,
-                    probes=[f.result() for f in futures],
-                )
-                for point, context, futures in pending
-            ]
+            points = [s.result() for s in pending]
     finally:
         close_all()
     return JobResult(
@@ -128,6 +142,7 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
         inputs=loaded.manifest,
         rubric=config.rubric,
         points=points,
+        repeated_probes=first_asked.repeated,
         usage={
             **parts.ledger.metrics(),
             **({"probes/dropped": parts.writer.dropped} if parts.writer else {}),
@@ -135,6 +150,29 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
         judge_records=[r for p in points for r in judge_records(p)],
         calls=parts.ledger.calls(),
     )
+
+
+@dataclass
+class _Scheduled:
+    """One compaction point whose probes are in flight (and their control arm's)."""
+
+    point: CompactionPoint
+    context: list[Message]
+    futures: list[Future[ProbeResult]]
+    controls: list[Future[ProbeResult]]  # empty without control=true
+    survival: list[float | None]
+
+    def result(self) -> PointResult:
+        controls = [c.result() for c in self.controls] or [None] * len(self.futures)
+        return PointResult(
+            point=self.point,
+            tokens_after=sum(m.tokens for m in self.context),
+            context=self.context,
+            probes=[
+                f.result().model_copy(update={"survival": s, "control": c})
+                for f, s, c in zip(self.futures, self.survival, controls, strict=True)
+            ],
+        )
 
 
 def _points(transcripts: list[Transcript], config: CompactionConfig) -> list[list[CompactionPoint]]:
@@ -333,12 +371,15 @@ def failed_future(probe: Probe, error: str, progress: JobProgress) -> Future[Pro
 
 
 def judge_records(point: PointResult) -> list[dict[str, Any]]:
-    """The LLM judge's input and raw output per judgment, in probe order, with probe ids."""
-    return [
-        {"probe_id": r.probe.id, **r.judgment.record}
-        for r in point.probes
-        if r.judgment.record is not None
-    ]
+    """The LLM judge's input and raw output per judgment, in probe order, with probe ids
+    (a control-arm judgment is marked ``"arm": "control"``)."""
+    records = []
+    for r in point.probes:
+        if r.judgment.record is not None:
+            records.append({"probe_id": r.probe.id, **r.judgment.record})
+        if r.control is not None and r.control.judgment.record is not None:
+            records.append({"probe_id": r.probe.id, "arm": "control", **r.control.judgment.record})
+    return records
 
 
 def build(component: ComponentConfig, group: str, method: str, **inject: Any) -> Any:

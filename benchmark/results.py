@@ -13,7 +13,7 @@ from benchmark.judge.base import Judgment
 from benchmark.llm.usage import CallRecord
 from benchmark.probe.models import PROBE_TYPES, Probe
 from benchmark.rubric import Rubric, Scores, aggregate
-from benchmark.stats import rollup_bootstrap
+from benchmark.stats import Estimate, cluster_interval, ratio_interval, rollup_bootstrap
 from benchmark.transcript.manifest import TranscriptManifest
 from benchmark.transcript.models import Message
 
@@ -28,6 +28,14 @@ class ProbeResult(BaseModel):
     answer: Answer
     judgment: Judgment
     score: float | None = Field(description="this probe's overall on the rubric; None if failed")
+    survival: float | None = Field(
+        None,
+        description="share of the gold facts the compacted context still states "
+        "(benchmark.survival); None where it cannot be read",
+    )
+    control: ProbeResult | None = Field(
+        None, description="with control=true: the same probe answered from the uncompacted session"
+    )
 
     @property
     def failed(self) -> bool:
@@ -59,6 +67,9 @@ class JobResult(BaseModel):
     )
     calls: list[CallRecord] = Field(
         default_factory=list, description="every LLM call, when the ledger kept them (traces)"
+    )
+    repeated_probes: int = Field(
+        0, description="probes left out as repeats of one asked at an earlier point"
     )
 
     @property
@@ -141,6 +152,8 @@ class JobResult(BaseModel):
                 metrics[f"type/{ptype}"] = typed.overall
                 metrics.update({f"type/{ptype}/{d}": v for d, v in typed.dimensions.items()})
         metrics.update(self.panel_metrics())
+        metrics["probes/repeated"] = self.repeated_probes
+        metrics.update(answerer_free_metrics(self.probe_results, self.rubric))
         return metrics
 
     def panel_metrics(self) -> dict[str, float]:
@@ -184,6 +197,56 @@ class JobResult(BaseModel):
                     }
                 )
         return rows
+
+
+def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[str, float]:
+    """What sits beside the score: ``facts/survival`` (per type too) and, with a control
+    arm, ``control/overall`` and ``retention`` (the policy's mean probe score over the
+    control's on the probes both arms scored), each with its 95% interval.
+
+    The control arm's overall is its own roll-up; retention is a ratio of paired
+    per-probe scores, so it compares the two arms on exactly the same probes.
+    """
+    metrics: dict[str, float] = {}
+    measured = [r for r in results if r.survival is not None]
+    if measured:
+        survival = cluster_interval(
+            [r.survival for r in measured],
+            [_cluster(r) for r in measured],
+            confidence=CI_CONFIDENCE,
+        )
+        metrics.update(_estimate("facts/survival", survival))
+        for ptype in PROBE_TYPES:
+            typed = [r.survival for r in measured if r.probe.type == ptype]
+            if typed:
+                metrics[f"facts/survival/{ptype}"] = sum(typed) / len(typed)
+    controls = [r.control for r in results if r.control is not None]
+    if controls:
+        control = aggregate(rubric, (c.judgment.scores() for c in controls if not c.failed))
+        if control.overall is not None:
+            metrics["control/overall"] = control.overall
+        metrics["control/failures"] = sum(c.failed for c in controls)
+    paired = [
+        r for r in results if r.score is not None and r.control and r.control.score is not None
+    ]
+    if paired and sum(r.control.score for r in paired) > 0:  # type: ignore[union-attr]
+        retention = ratio_interval(
+            [r.score for r in paired],
+            [r.control.score for r in paired],  # type: ignore[union-attr]
+            [_cluster(r) for r in paired],
+            confidence=CI_CONFIDENCE,
+        )
+        metrics.update(_estimate("retention", retention))
+        metrics["retention/probes"] = len(paired)
+    return metrics
+
+
+def _cluster(result: ProbeResult) -> tuple[str, int]:
+    return (result.probe.transcript_id, result.probe.point)
+
+
+def _estimate(name: str, estimate: Estimate) -> dict[str, float]:
+    return {name: estimate.mean, f"{name}/ci_low": estimate.low, f"{name}/ci_high": estimate.high}
 
 
 def member_columns(judgment: Judgment) -> dict[str, float]:

@@ -57,11 +57,45 @@ def render(result: JobResult, console: Console | None = None) -> str:
     for ptype in PROBE_TYPES:
         add(ptype, ptype)
 
+    notes = _answerer_free(metrics)
     with console.capture() as capture:
         console.print(table)
+        for note in notes:
+            console.print(note)
     text = capture.get()
     console.print(table)
+    for note in notes:
+        console.print(note)
     return text
+
+
+def _answerer_free(metrics: dict[str, float]) -> list[str]:
+    """Lines under the table for the measures that need no answerer: fact survival,
+    the control arm and retention, and repeated probes left out."""
+    lines = []
+    if "facts/survival" in metrics:
+        lines.append(
+            "facts/survival "
+            + _fmt(
+                metrics["facts/survival"],
+                metrics.get("facts/survival/ci_low"),
+                metrics.get("facts/survival/ci_high"),
+            )
+            + ": share of each probe's gold facts still stated in the compacted context"
+        )
+    if "retention" in metrics:
+        lines.append(
+            "retention "
+            + _fmt(metrics["retention"], metrics["retention/ci_low"], metrics["retention/ci_high"])
+            + f" = score / control score on {int(metrics['retention/probes'])} paired probes "
+            + f"(control overall {metrics.get('control/overall', float('nan')):.2f})"
+        )
+    if metrics.get("probes/repeated"):
+        lines.append(
+            f"{int(metrics['probes/repeated'])} probe(s) repeated at a later point of their "
+            "session were asked once"
+        )
+    return lines
 
 
 def _fmt(value: float | None, low: float | None = None, high: float | None = None) -> str:

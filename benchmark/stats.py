@@ -307,3 +307,28 @@ def _finite(values: Iterable[float], clusters: Sequence[Hashable], name: str) ->
 def _check_confidence(confidence: float) -> None:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+
+
+def cluster_interval(
+    values: Sequence[float], clusters: Sequence[Hashable], *, confidence: float = 0.95
+) -> Estimate:
+    return cluster_bootstrap(values, clusters, confidence=confidence)
+
+
+def ratio_interval(
+    num: Sequence[float],
+    den: Sequence[float],
+    clusters: Sequence[Hashable],
+    *,
+    confidence: float = 0.95,
+) -> Estimate:
+    """sum(num) / sum(den) of paired per-probe values, resampled by cluster."""
+    a, b = _finite(num, clusters, "num"), _finite(den, clusters, "den")
+    resample = ClusterResample(clusters)
+    totals = resample.totals(np.column_stack([a, b]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        samples = totals[:, 0] / totals[:, 1]
+    samples = np.where(np.isfinite(samples), samples, np.nan)
+    mean = float(a.sum() / b.sum())
+    low, high = _bounds(mean, samples, confidence, resample.clusters)
+    return Estimate(mean=mean, low=low, high=high, n=resample.n, clusters=resample.clusters)

@@ -20,6 +20,7 @@ from benchmark.compaction import CompactionConfig, find_points
 from benchmark.inspect import main
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
+from benchmark.probe.repeats import FirstAsked
 from benchmark.transcript.formats import import_file
 
 SMALL = ["compaction.context_window=600", "compaction.tail_tokens=120"]
@@ -176,7 +177,8 @@ def _report(capsys, *argv: str) -> list[dict]:
 def _expected(path: Path, compaction: CompactionConfig, probe: ProbeConfig):
     item = import_file(path)
     points = find_points(item.transcript, compaction)
-    return item, points, [generate_probes(item.transcript, p, probe) for p in points]
+    first_asked = FirstAsked()  # a job asks a repeated question once
+    return item, points, [first_asked(generate_probes(item.transcript, p, probe)) for p in points]
 
 
 def test_tables_show_format_roles_tools_tokens_and_probe_counts(session_file, capsys):

@@ -85,6 +85,10 @@ def _points_table(report: dict[str, Any], console: Console) -> None:
             str(sum(p["probes"].values())),
         )
     table.caption = "messages as [start-end) indices; probes from the offline extractor"
+    if report.get("repeated_probes"):
+        table.caption += (
+            f"; {report['repeated_probes']} repeated at a later point left out (asked once)"
+        )
     console.print(table)
 
 

@@ -13,6 +13,7 @@ from benchmark.compaction import CompactionConfig, find_points
 from benchmark.config import BenchmarkConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import PROBE_TYPES
+from benchmark.probe.repeats import FirstAsked
 from benchmark.redaction import redactor_for
 from benchmark.transcript.formats import TranscriptError, import_file
 from benchmark.transcript.models import Role, Transcript
@@ -40,8 +41,9 @@ def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) ->
     probe_config = config.probe.model_copy(update={"writer": None})
     types = [p for p in PROBE_TYPES if p in probe_config.types]
     point_reports = []
+    first_asked = FirstAsked()  # as a job does: a repeated question is asked once
     for point in points:
-        found = generate_probes(t, point, probe_config)
+        found = first_asked(generate_probes(t, point, probe_config))
         report: dict[str, Any] = {
             **point.model_dump(exclude={"transcript_id"}),
             "region_tokens": sum(counts[point.head_end : point.tail_start]),
@@ -86,6 +88,7 @@ def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) ->
         "probe_types": types,
         "probe_writer_ignored": config.probe.writer is not None,  # offline extractor used
         "points": point_reports,
+        "repeated_probes": first_asked.repeated,
         "no_points": None if points else why_no_points(t, comp),
     }
 

@@ -8,6 +8,8 @@ looks like.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from benchmark.probe.models import Fact, FactKind
 from benchmark.terms import content_terms, identifier_terms, normalize, unescape, words
 
@@ -17,18 +19,43 @@ PHRASE_KINDS: frozenset[FactKind] = frozenset(
 )
 
 
+class Haystack:
+    """Text prepared once for many fact checks: a whole compacted context is normalised,
+    split into terms and scanned for exact values once, not once per fact."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @cached_property
+    def unescaped(self) -> str:
+        return unescape(self.text)
+
+    @cached_property
+    def normalized(self) -> str:
+        return normalize(self.text)
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        return frozenset(content_terms(self.text))
+
+    @cached_property
+    def values(self) -> set[str]:
+        return exact_values(self.text)
+
+
 def _word_char(c: str) -> bool:
     return c != "" and (c.isalnum() or c in "_-")
 
 
-def exact_match(needle: str, haystack: str) -> bool:
+def exact_match(needle: str, haystack: str | Haystack) -> bool:
     """``needle`` occurs as a whole token in ``haystack``, as written or both unescaped."""
-    if _exact(needle, haystack):
+    hay = haystack if isinstance(haystack, Haystack) else Haystack(haystack)
+    if _exact(needle, hay.text):
         return True
-    plain_needle, plain_haystack = unescape(needle), unescape(haystack)
-    if (plain_needle, plain_haystack) == (needle, haystack):
+    plain_needle = unescape(needle)
+    if (plain_needle, hay.unescaped) == (needle, hay.text):
         return False
-    return _exact(plain_needle, plain_haystack)
+    return _exact(plain_needle, hay.unescaped)
 
 
 def _exact(needle: str, haystack: str) -> bool:
@@ -59,7 +86,7 @@ def _exact(needle: str, haystack: str) -> bool:
     return False
 
 
-def phrase_match(phrase: str, answer: str, term_ratio: float = 0.8) -> bool:
+def phrase_match(phrase: str, answer: str | Haystack, term_ratio: float = 0.8) -> bool:
     """``phrase`` is in ``answer`` after normalization, or enough of its content terms are
     and every exact value it names is there too.
 
@@ -68,16 +95,16 @@ def phrase_match(phrase: str, answer: str, term_ratio: float = 0.8) -> bool:
     share. With no content terms (a phrase of stop-words only), only the
     substring rule applies.
     """
+    hay = answer if isinstance(answer, Haystack) else Haystack(answer)
     norm_phrase = normalize(phrase)
-    if norm_phrase and norm_phrase in normalize(answer):
+    if norm_phrase and norm_phrase in hay.normalized:
         return True
     needed = set(content_terms(phrase))
     if not needed:
         return False
-    have = set(content_terms(answer))
-    if len(needed & have) < term_ratio * len(needed):
+    if len(needed & hay.terms) < term_ratio * len(needed):
         return False
-    return exact_values(phrase) <= exact_values(answer)
+    return exact_values(phrase) <= hay.values
 
 
 def exact_values(text: str) -> set[str]:
@@ -86,7 +113,7 @@ def exact_values(text: str) -> set[str]:
     return set(identifier_terms(text)) | {w for w in words(text) if any(c.isdigit() for c in w)}
 
 
-def fact_matches(fact: Fact, answer: str, term_ratio: float = 0.8) -> bool:
+def fact_matches(fact: Fact, answer: str | Haystack, term_ratio: float = 0.8) -> bool:
     """Whether ``answer`` states ``fact`` (exact rule for exact kinds, phrase rule otherwise)."""
     if fact.kind in EXACT_KINDS:
         return exact_match(fact.text, answer)
