@@ -121,6 +121,17 @@ def test_paired_differences_against_none_on_recall_probes(report):
     assert set(diffs["none-copy"]["dimensions"]) == set(report["comparison"]["dimensions"])
 
 
+def test_retention_against_the_control_run(report):
+    rows = {r["label"]: r for r in report["comparison"]["rows"]}
+    assert rows["none@synthetic"]["retention"]["value"] == 1.0  # the control keeps everything
+    assert rows["none-copy"]["retention"]["value"] == pytest.approx(1.0)
+    truncate = rows["truncate@synthetic"]["retention"]
+    assert 0 <= truncate["low"] <= truncate["value"] <= truncate["high"]
+    assert truncate["value"] < 1
+    markdown = (report["out"] / "report.md").read_text()
+    assert "retention vs none" in markdown and "Retention vs `none`" in markdown
+
+
 def test_files_and_self_contained_html(report):
     out = report["out"]
     for name in ("report.md", "report.html", "pareto.png", "dimensions.png", "comparison.json"):

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from benchmark.report.load import RunData, Selection
 from benchmark.report.paired import DIM_PREFIX, Delta, Paired, Table, paired_differences
+from benchmark.report.retention import retention_against_control
 
 __all__ = ["Comparison", "Delta", "Interval", "Paired", "Row", "compare"]
 
@@ -39,6 +40,9 @@ class Row(BaseModel):
     cost_usd: float
     failures: int
     probes: int
+    retention: Interval = Field(
+        default_factory=Interval, description="score over the control run's on the same probes"
+    )
 
 
 class Comparison(BaseModel):
@@ -70,6 +74,11 @@ def compare(
     labels = make_labels(runs)
     dims = dimension_names(runs, tables)
     rows = [_row(run, labels[run.run_id], dims) for run in runs]
+    kept = retention_against_control(runs, tables, probe_type)
+    for row in rows:
+        if row.run_id in kept:
+            value, low, high = kept[row.run_id]
+            row.retention = Interval(value=value, low=low, high=high)
     differences: list[Paired] = []
     pooled: list[Paired] = []
     if reference is not None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from benchmark.report.compare import Comparison, Delta, Interval, Paired, Row
+from benchmark.report.retention import CONTROL
 
 
 class Cell(NamedTuple):
@@ -59,10 +60,13 @@ def _tokens(row: Row) -> Cell:
 
 
 def table_cells(comparison: Comparison) -> tuple[list[str], list[list[Cell]]]:
-    """Header and body of the comparison table."""
+    """Header and body of the comparison table (a retention column when a run is the
+    control)."""
+    retention = any(row.retention.value is not None for row in comparison.rows)
     header = [
         "run",
         "overall [95% CI]",
+        *([f"retention vs {CONTROL}"] if retention else []),
         *comparison.dimensions,
         "tokens kept",
         "compression",
@@ -74,6 +78,7 @@ def table_cells(comparison: Comparison) -> tuple[list[str], list[list[Cell]]]:
         [
             Cell(row.label),
             interval_cell(row.overall),
+            *([interval_cell(row.retention)] if retention else []),
             *(interval_cell(row.dimensions.get(d, Interval())) for d in comparison.dimensions),
             _tokens(row),
             Cell("-" if row.compression_ratio is None else f"{row.compression_ratio:.1f}x"),
@@ -142,6 +147,12 @@ def _notes(comparison: Comparison) -> list[str]:
         "rubric scale; brackets are 95% confidence intervals (cluster bootstrap over "
         "probes, clustered by transcript and compaction point).",
     ]
+    if any(row.retention.value is not None for row in comparison.rows):
+        notes.append(
+            f"Retention vs `{CONTROL}`: a run's mean probe score over the uncompacted "
+            f"control run's on the same probes ({probes}, scored in both); 1.00 keeps "
+            "everything the control scored."
+        )
     if comparison.reference is not None:
         notes.append(
             f"Paired differences: run minus the `{comparison.reference}` run on the same "
