@@ -134,3 +134,27 @@ def test_survival_and_retention_reach_mlflow(tmp_path):
     local = client.download_artifacts(mlrun.info.run_id, "scorecard.txt", str(tmp_path))
     text = open(local).read()
     assert "facts/survival" in text and "retention" in text
+
+
+def test_control_arm_runs_on_the_llm_path_and_its_judge_records_are_marked(openai_stub):
+    from test_configs import scripted_llm
+
+    openai_stub.reply = scripted_llm
+    cfg = compose_config(
+        [
+            *SMALL,
+            "policy=truncate",
+            "control=true",
+            "judge=gpt4o",
+            f"judge.endpoint.base_url={openai_stub.base_url}",
+            "judge.endpoint.api_key_env=PATH",  # any set variable: the stub takes any key
+            "probe.per_type=1",
+        ]
+    )
+    result = run_job(validate(cfg))
+    probes = len(result.probe_results)
+    assert probes > 0 and len(openai_stub.requests) == 2 * probes
+    arms = [r.get("arm") for r in result.judge_records]
+    assert arms.count("control") == probes and arms.count(None) == probes
+    assert all(r.control is not None and not r.control.failed for r in result.probe_results)
+    assert "retention" in result.metrics()
