@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 from pydantic import BaseModel, Field
@@ -13,14 +14,11 @@ from benchmark.judge.base import Judgment
 from benchmark.llm.usage import CallRecord
 from benchmark.probe.models import PROBE_TYPES, Probe
 from benchmark.rubric import Rubric, Scores, aggregate
-from benchmark.stats import Estimate, cluster_interval, ratio_interval, rollup_bootstrap
+from benchmark.stats import Estimate, cluster_interval, ratio_interval, rollup_interval
 from benchmark.transcript.manifest import TranscriptManifest
 from benchmark.transcript.models import Message
 
-# Interval settings of the per-run metrics: fixed, so a rerun logs identical metrics.
-CI_CONFIDENCE = 0.95
-CI_RESAMPLES = 2000
-CI_SEED = 0
+CI_CONFIDENCE = 0.95  # of the per-run interval metrics
 
 
 class ProbeResult(BaseModel):
@@ -96,13 +94,23 @@ class JobResult(BaseModel):
         return {d: dims.get(d) for d in self.rubric.dimensions}
 
     def intervals(self) -> dict[str, float]:
-        """95% cluster-bootstrap bounds of the roll-up as metrics: ``overall/ci_low``,
+        """95% interval bounds of the roll-up as metrics: ``overall/ci_low``,
         ``<dimension>/ci_low``, ``type/<probe type>/ci_low`` (and ``ci_high``).
+        An interval that is undefined (one cluster) has no metrics."""
+        return {
+            f"{name}/{bound}": value
+            for name, est in self.estimates().items()
+            if est.defined
+            for bound, value in (("ci_low", est.low), ("ci_high", est.high))
+        }
 
-        Resampled over scored probes by cluster ``(transcript, point)``, with a fixed
-        seed (see ``benchmark.stats``). Cached by content: ``metrics()`` is called
-        more than once per job, and a cache keyed on what is resampled can never
-        go stale, whatever happens to this (mutable) model.
+    def estimates(self) -> dict[str, Estimate]:
+        """The roll-up's estimates with their 95% intervals (``benchmark.stats``), by
+        metric name (``overall``, dimensions, ``type/<probe type>`` overalls).
+
+        Over scored probes clustered by ``(transcript, point)``. Cached by content:
+        ``metrics()`` is called more than once per job, and a cache keyed on the probes
+        can never go stale, whatever happens to this (mutable) model.
         """
         probes = tuple(
             (
@@ -113,7 +121,7 @@ class JobResult(BaseModel):
             for r in self.probe_results
             if not r.failed
         )
-        return dict(_intervals(self.rubric.model_dump_json(), probes))
+        return dict(_estimates(self.rubric.model_dump_json(), probes))
 
     @property
     def failed_fraction(self) -> float:
@@ -214,6 +222,7 @@ def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[st
             [r.survival for r in measured],
             [_cluster(r) for r in measured],
             confidence=CI_CONFIDENCE,
+            limits=(0, 1),
         )
         metrics.update(_estimate("facts/survival", survival))
         for ptype in PROBE_TYPES:
@@ -235,6 +244,7 @@ def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[st
             [r.control.score for r in paired],  # type: ignore[union-attr]
             [_cluster(r) for r in paired],
             confidence=CI_CONFIDENCE,
+            limits=(0, math.inf),
         )
         metrics.update(_estimate("retention", retention))
         metrics["retention/probes"] = len(paired)
@@ -246,6 +256,9 @@ def _cluster(result: ProbeResult) -> tuple[str, int]:
 
 
 def _estimate(name: str, estimate: Estimate) -> dict[str, float]:
+    """The value and, where the interval is defined (two or more clusters), its bounds."""
+    if not estimate.defined:
+        return {name: estimate.mean}
     return {name: estimate.mean, f"{name}/ci_low": estimate.low, f"{name}/ci_high": estimate.high}
 
 
@@ -259,33 +272,26 @@ def member_columns(judgment: Judgment) -> dict[str, float]:
 
 
 @lru_cache(maxsize=16)
-def _intervals(
+def _estimates(
     rubric_json: str, probes: tuple[tuple[tuple[str, int], str, tuple[tuple[str, float], ...]], ...]
-) -> tuple[tuple[str, float], ...]:
-    """CI metrics for scored probes given as (cluster, probe type, criterion scores):
-    overall and dimensions over all probes, the overall only per probe type."""
+) -> tuple[tuple[str, Estimate], ...]:
+    """Roll-up intervals for scored probes given as (cluster, probe type, criterion
+    scores): overall and dimensions over all probes, the overall only per probe type."""
     rubric = Rubric.model_validate_json(rubric_json)
 
-    def bounds(chosen: list[tuple]) -> dict[str, tuple[float, float]]:
+    def estimate(chosen: list[tuple]) -> dict[str, Estimate]:
         if not chosen:
             return {}
-        estimates = rollup_bootstrap(
+        return rollup_interval(
             rubric,
             [dict(scores) for _, _, scores in chosen],
             [cluster for cluster, _, _ in chosen],
-            resamples=CI_RESAMPLES,
             confidence=CI_CONFIDENCE,
-            seed=CI_SEED,
         )
-        return {name: (e.low, e.high) for name, e in estimates.items()}
 
-    named = bounds(list(probes))
+    named = estimate(list(probes))
     for ptype in PROBE_TYPES:
-        typed = bounds([p for p in probes if p[1] == ptype])
+        typed = estimate([p for p in probes if p[1] == ptype])
         if "overall" in typed:
             named[f"type/{ptype}"] = typed["overall"]
-    return tuple(
-        metric
-        for name, (low, high) in named.items()
-        for metric in ((f"{name}/ci_low", low), (f"{name}/ci_high", high))
-    )
+    return tuple(named.items())

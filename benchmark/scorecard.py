@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from benchmark.probe.models import PROBE_TYPES
-from benchmark.results import JobResult
+from benchmark.results import CI_CONFIDENCE, JobResult
+from benchmark.stats import Estimate, describe, no_test_reason
 
 
 def render(result: JobResult, console: Console | None = None) -> str:
@@ -18,9 +20,13 @@ def render(result: JobResult, console: Console | None = None) -> str:
     scale = result.rubric.scale_max
     overall = result.scores()
     metrics = result.metrics()
+    estimates = result.estimates()
     clusters = len(
         {(r.probe.transcript_id, r.probe.point) for r in result.probe_results if not r.failed}
     )
+    overall_est = estimates.get("overall")
+    method = describe(clusters, overall_est.df if overall_est else None, CI_CONFIDENCE)
+    untested = no_test_reason(clusters)
 
     table = Table(
         title=f"Scorecard: policy={result.policy}  transcripts={', '.join(result.transcripts)}",
@@ -31,7 +37,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
             f"compression {metrics['compression_ratio']:.1f}x; "
             f"failures: {int(metrics['failures/answers'])} answers, "
             f"{int(metrics['failures/judgments'])} judgments; "
-            f"[95% CI]: bootstrap over {clusters} (transcript, point) cluster(s)"
+            f"[{method}; clusters are (transcript, point)]" + (f"; {untested}" if untested else "")
         ),
     )
     dims = list(result.rubric.dimensions)
@@ -49,7 +55,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
         table.add_row(
             label,
             str(scores.n),
-            _fmt(scores.overall, metrics.get(f"{key}/ci_low"), metrics.get(f"{key}/ci_high")),
+            _fmt(scores.overall, estimates.get(key)),
             *(_fmt(scores.dimensions.get(d)) for d in dims),
         )
 
@@ -57,7 +63,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
     for ptype in PROBE_TYPES:
         add(ptype, ptype)
 
-    notes = _answerer_free(metrics)
+    notes = [escape(line) for line in _answerer_free(metrics)]
     with console.capture() as capture:
         console.print(table)
         for note in notes:
@@ -75,20 +81,14 @@ def _answerer_free(metrics: dict[str, float]) -> list[str]:
     lines = []
     if "facts/survival" in metrics:
         lines.append(
-            "facts/survival "
-            + _fmt(
-                metrics["facts/survival"],
-                metrics.get("facts/survival/ci_low"),
-                metrics.get("facts/survival/ci_high"),
-            )
-            + ": share of each probe's gold facts still stated in the compacted context"
+            f"facts/survival {_metric(metrics, 'facts/survival')}: share of each probe's gold "
+            "facts still stated in the compacted context"
         )
     if "retention" in metrics:
+        control = metrics.get("control/overall", float("nan"))
         lines.append(
-            "retention "
-            + _fmt(metrics["retention"], metrics["retention/ci_low"], metrics["retention/ci_high"])
-            + f" = score / control score on {int(metrics['retention/probes'])} paired probes "
-            + f"(control overall {metrics.get('control/overall', float('nan')):.2f})"
+            f"retention {_metric(metrics, 'retention')} = score / control score on "
+            f"{int(metrics['retention/probes'])} paired probes (control overall {control:.2f})"
         )
     if metrics.get("probes/repeated"):
         lines.append(
@@ -98,9 +98,18 @@ def _answerer_free(metrics: dict[str, float]) -> list[str]:
     return lines
 
 
-def _fmt(value: float | None, low: float | None = None, high: float | None = None) -> str:
+def _metric(metrics: dict[str, float], name: str) -> str:
+    """A metric with its logged interval, or ``[n/a]`` where the interval is undefined."""
+    low, high = metrics.get(f"{name}/ci_low"), metrics.get(f"{name}/ci_high")
+    bounds = "[n/a]" if low is None or high is None else f"[{low:.2f}, {high:.2f}]"
+    return f"{metrics[name]:.2f} {bounds}"
+
+
+def _fmt(value: float | None, estimate: Estimate | None = None) -> str:
     if value is None:
         return "-"
-    if low is None or high is None:
+    if estimate is None:
         return f"{value:.2f}"
-    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
+    if not estimate.defined:
+        return escape(f"{value:.2f} [n/a]")  # not a Rich markup tag
+    return f"{value:.2f} [{estimate.low:.2f}, {estimate.high:.2f}]"

@@ -1,19 +1,28 @@
-"""Confidence intervals for scores and for paired differences between runs.
+"""Confidence intervals for scores, ratios and paired differences between runs.
 
 Probes are not independent: every probe of one compaction point is answered
 from the same compacted context, so one good or bad compaction moves all of
-them together. Treating them as independent would understate the error, so
-every interval here is a *cluster* bootstrap: a resample draws clusters (the
-``(transcript, point)`` pairs) with replacement and takes all probes of each
-drawn cluster. Intervals are percentile intervals of the resampled statistic:
-no normality assumption, which matters on a bounded 0-5 scale with few
-clusters. With few clusters (the bootstrap sees only as much variation as there
-are clusters) the intervals are optimistic; ``clusters`` is reported so a
-reader can tell.
+them together. The unit of variation is therefore the *cluster* (the
+``(transcript, point)`` pair), and runs often have only a handful of them.
 
-Everything is vectorised with numpy: one (resamples x clusters) matrix of draw
-counts turns per-cluster totals into every resample's totals with a single
-matrix product, so 2000 resamples cost about a millisecond.
+A percentile bootstrap over few clusters gives intervals far too narrow (it
+sees only as much variation as there are clusters, and no more). Here every
+interval is a *cluster jackknife t* interval instead: the standard error comes
+from the delete-one-cluster jackknife (the statistic recomputed with each
+cluster left out: CR3-like, slightly conservative, and valid for non-linear
+statistics such as the rubric roll-up and ratios), and the quantile from
+Student's t on ``G - 1`` degrees of freedom, which widens the interval as the
+cluster count ``G`` falls. For a plain mean over equal-size clusters this is
+exactly the classical t interval on the cluster means. ``benchmarks/ci_coverage.py``
+measures the coverage.
+
+Estimate, interval and p-value come from one standard error, so a difference's
+interval excludes 0 exactly when its p-value is below ``1 - confidence``.
+Below ``MIN_CLUSTERS_FOR_TEST`` clusters there is no p-value at all; with one
+cluster the interval is undefined (NaN bounds, shown as "n/a").
+
+Everything is vectorised with numpy: leave-one-cluster-out totals are the
+grand total minus each cluster's totals, one matrix of rows for all clusters.
 """
 
 from __future__ import annotations
@@ -21,139 +30,140 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from benchmark.rubric import Rubric
 
-# Bounds this close to the estimate are the estimate: resampled sums of constant
-# values can differ from it in the last bits, and an interval that misses its own
-# estimate by rounding is noise, not information.
+METHOD = "cluster jackknife t"
+# Fewer clusters than this: intervals are given (wide, on few df) but no p-value or
+# significance mark; a test on 2-4 clusters says more about the clusters than the runs.
+MIN_CLUSTERS_FOR_TEST = 5
+
+# Standard errors this small relative to the estimate are zero: sums of constant
+# values can differ from their mean in the last bits, and an interval that misses
+# its own estimate by rounding is noise, not information.
 _SNAP = 1e-9
 
 
 class Estimate(BaseModel):
-    """A statistic with its percentile interval over cluster resamples."""
+    """A statistic with its interval. ``low``/``high`` are NaN when undefined (one cluster).
+
+    ``clusters`` are those that informed the statistic, ``df`` the t quantile's degrees of
+    freedom (see ``_jackknife``). Frozen: results cache them.
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     mean: float
     low: float
     high: float
     n: int
     clusters: int
+    df: float = float("nan")
+    method: str = METHOD
+
+    @property
+    def defined(self) -> bool:
+        """The interval exists (at least two clusters informed the statistic)."""
+        return not (np.isnan(self.low) or np.isnan(self.high))
 
 
 class Difference(BaseModel):
-    """Mean of ``a - b`` over paired probes, its interval, and a two-sided p-value."""
+    """Mean of ``a - b`` over paired probes, its interval and two-sided p-value.
+
+    ``p_value`` is None below ``MIN_CLUSTERS_FOR_TEST`` clusters (see ``no_test_reason``);
+    ``significant`` is then False.
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     mean: float
     low: float
     high: float
-    p_value: float
+    p_value: float | None
     n: int
     clusters: int
-
-    @property
-    def significant(self) -> bool:
-        """The interval excludes 0. Never with one cluster: there is nothing to vary."""
-        return self.clusters > 1 and (self.low > 0 or self.high < 0)
+    significant: bool = False
+    df: float = float("nan")
+    method: str = METHOD
 
 
-class ClusterResample:
-    """One set of cluster bootstrap draws, reusable for any statistic of the same probes.
+def no_test_reason(clusters: int) -> str | None:
+    """One line saying why there is no p-value, or None when there is one."""
+    if clusters >= MIN_CLUSTERS_FOR_TEST:
+        return None
+    return f"no p-value: {clusters} cluster(s) < {MIN_CLUSTERS_FOR_TEST}; too few to test"
 
-    Statistics computed from the same draws are paired: two runs over the same
-    probes, resampled with the same object (or the same clusters and seed),
-    see the same clusters in every resample.
-    """
 
-    def __init__(
-        self, clusters: Sequence[Hashable], *, resamples: int = 2000, seed: int = 0
-    ) -> None:
+def describe(clusters: int, df: float | None = None, confidence: float = 0.95) -> str:
+    """The interval method in one line, for footers: clusters and the t quantile's df
+    (``df`` of the estimate shown; G-1 when not given)."""
+    level = f"{100 * confidence:g}% CI"
+    if clusters < 2:
+        return f"{level}: n/a with {clusters} cluster ({METHOD} needs 2)"
+    if df is None or np.isnan(df) or df >= clusters - 1 - 1e-9:
+        return f"{level}: {METHOD}, G-1 = {clusters - 1} df, {clusters} clusters"
+    return (
+        f"{level}: {METHOD}, {df:.1f} df (G-1 = {clusters - 1}, fewer for unequal "
+        f"cluster sizes), {clusters} clusters"
+    )
+
+
+class _Clusters:
+    """Probes coded by cluster (in order of first appearance) and per-cluster sums."""
+
+    def __init__(self, clusters: Sequence[Hashable]) -> None:
         if len(clusters) == 0:
-            raise ValueError("no values to resample")
-        if resamples < 1:
-            raise ValueError(f"resamples must be >= 1, got {resamples}")
+            raise ValueError("no values to summarise")
         index: dict[Hashable, int] = {}
-        # Codes in order of first appearance: the draws depend on the probe order, never
-        # on hashing.
         self.codes = np.fromiter(
             (index.setdefault(c, len(index)) for c in clusters), dtype=np.intp, count=len(clusters)
         )
         self.n = len(clusters)
-        self.clusters = k = len(index)
-        self.resamples = resamples
-        drawn = np.random.default_rng(seed).integers(0, k, size=(resamples, k))
-        drawn += (np.arange(resamples) * k)[:, None]  # one bin per (resample, cluster)
-        # counts[r, c]: how many times resample r drew cluster c.
-        self.counts = np.bincount(drawn.ravel(), minlength=resamples * k).reshape(resamples, k)
-        self.counts = self.counts.astype(float)
+        self.count = len(index)
 
-    def cluster_totals(self, columns: np.ndarray) -> np.ndarray:
+    def totals(self, columns: np.ndarray) -> np.ndarray:
         """Per-probe rows (n, ...) summed per cluster: (clusters, ...)."""
         columns = np.asarray(columns, dtype=float)
-        if columns.shape[0] != self.n:
-            raise ValueError(f"expected {self.n} rows, got {columns.shape[0]}")
-        totals = np.zeros((self.clusters, *columns.shape[1:]))
+        totals = np.zeros((self.count, *columns.shape[1:]))
         np.add.at(totals, self.codes, columns)
         return totals
 
-    def totals(self, columns: np.ndarray) -> np.ndarray:
-        """Every resample's sum of per-probe rows (n, ...): (resamples, ...)."""
-        totals = self.cluster_totals(columns)
-        flat = totals.reshape(self.clusters, -1)
-        if flat.shape[1] == 1:
-            # OpenBLAS's threaded float64 matrix-vector product is pathologically slow
-            # here (tens of times slower than this loop); matrix-matrix is fine.
-            summed = np.einsum("rk,k->r", self.counts, flat[:, 0])
-        else:
-            summed = self.counts @ flat
-        return summed.reshape(self.resamples, *totals.shape[1:])
 
-
-def percentile_interval(
-    samples: np.ndarray, confidence: float = 0.95
-) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bounds along axis 0 (numpy's default linear interpolation).
-
-    Resamples where a statistic is undefined (NaN: e.g. no drawn probe was scored
-    on a dimension) are left out; a column with no defined resample gives NaN.
-    One sort serves every column, so this stays vectorised with NaNs present.
-    """
-    _check_confidence(confidence)
-    ordered = np.sort(np.asarray(samples, dtype=float), axis=0)  # NaNs sort last
-    defined = (~np.isnan(ordered)).sum(axis=0)
-    alpha = (1 - confidence) / 2
-
-    def quantile(q: float) -> np.ndarray:
-        pos = q * np.maximum(defined - 1, 0)
-        below = np.floor(pos).astype(np.intp)
-        above = np.minimum(below + 1, np.maximum(defined - 1, 0))
-        lo = np.take_along_axis(ordered, below[None, ...], axis=0)[0]
-        hi = np.take_along_axis(ordered, above[None, ...], axis=0)[0]
-        return np.where(defined > 0, lo + (hi - lo) * (pos - below), np.nan)
-
-    return quantile(alpha), quantile(1 - alpha)
-
-
-def cluster_bootstrap(
+def cluster_interval(
     values: Sequence[float],
     clusters: Sequence[Hashable],
     *,
-    resamples: int = 2000,
     confidence: float = 0.95,
-    seed: int = 0,
+    limits: tuple[float, float] | None = None,
 ) -> Estimate:
-    """Mean of ``values`` with a percentile interval over cluster resamples.
-
-    One cluster: every resample is the sample itself, so the interval collapses
-    to the mean (read it as "unknown", not "exact"). Raises ValueError on no
-    values, mismatched lengths or non-finite values.
-    """
-    _check_confidence(confidence)
+    """Mean of ``values`` with its cluster jackknife t interval, kept inside ``limits``
+    (e.g. the score scale, see ``_t_bounds``) when given. Raises ValueError on no values, mismatched
+    lengths or non-finite values."""
     vals = _finite(values, clusters, "values")
-    resample = ClusterResample(clusters, resamples=resamples, seed=seed)
-    mean, samples = _means(vals, resample)
-    low, high = _bounds(mean, samples, confidence, resample.clusters)
-    return Estimate(mean=mean, low=low, high=high, n=resample.n, clusters=resample.clusters)
+    return ratio_interval(vals, np.ones_like(vals), clusters, confidence=confidence, limits=limits)
+
+
+def ratio_interval(
+    num: Sequence[float],
+    den: Sequence[float],
+    clusters: Sequence[Hashable],
+    *,
+    confidence: float = 0.95,
+    limits: tuple[float, float] | None = None,
+) -> Estimate:
+    """``sum(num) / sum(den)`` over paired per-probe values (e.g. a policy's scores over
+    the uncompacted control's on the same probes), with its cluster jackknife t interval,
+    kept inside ``limits`` when given.
+
+    Raises ValueError when ``den`` sums to 0. An interval whose leave-one-cluster-out
+    ratio has a zero denominator is undefined (NaN bounds).
+    """
+    fit = _RatioFit(_finite(num, clusters, "num"), _finite(den, clusters, "den"), clusters)
+    low, high = fit.bounds(confidence, limits)
+    return Estimate(
+        mean=fit.estimate, low=low, high=high, n=fit.n, clusters=fit.clusters, df=fit.df
+    )
 
 
 def paired_difference(
@@ -161,87 +171,134 @@ def paired_difference(
     b: Sequence[float],
     clusters: Sequence[Hashable],
     *,
-    resamples: int = 2000,
     confidence: float = 0.95,
-    seed: int = 0,
 ) -> Difference:
-    """``a - b`` paired by position (same probe in two runs), resampled by cluster.
+    """``a - b`` paired by position (same probe in two runs), by cluster.
 
-    The p-value is two-sided from the same bootstrap distribution, shifted to
-    centre on 0 (the null of no difference): the share of resampled means at
-    least as far from the observed mean as the observed mean is from 0, with
-    the usual +1 correction so it is never 0. Identical inputs give p = 1.
-    One cluster gives p = 1 and ``significant`` False (no variation to test).
+    The p-value is the two-sided t-test of mean 0 with the interval's standard error
+    and df, so the interval excludes 0 exactly when ``p < 1 - confidence``. No
+    p-value below ``MIN_CLUSTERS_FOR_TEST`` clusters. A difference with no variation
+    between clusters (standard error 0) has p = 1 when it is 0 and p = 0 otherwise.
     """
-    _check_confidence(confidence)
     if len(a) != len(b):
         raise ValueError(f"a and b differ in length: {len(a)} vs {len(b)}")
     diffs = _finite(a, clusters, "a") - _finite(b, clusters, "b")
-    resample = ClusterResample(clusters, resamples=resamples, seed=seed)
-    mean, samples = _means(diffs, resample)
-    low, high = _bounds(mean, samples, confidence, resample.clusters)
-    if resample.clusters < 2:
-        p_value = 1.0
-    else:
-        extreme = np.count_nonzero(np.abs(samples - mean) >= abs(mean) - _SNAP)
-        p_value = (1 + extreme) / (1 + resample.resamples)
+    fit = _RatioFit(diffs, np.ones_like(diffs), clusters)
+    low, high = fit.bounds(confidence)
+    p_value = fit.p_value() if fit.clusters >= MIN_CLUSTERS_FOR_TEST else None
     return Difference(
-        mean=mean,
+        mean=fit.estimate,
         low=low,
         high=high,
-        p_value=min(1.0, p_value),
-        n=resample.n,
-        clusters=resample.clusters,
+        p_value=p_value,
+        n=fit.n,
+        clusters=fit.clusters,
+        significant=p_value is not None and p_value < 1 - confidence,
+        df=fit.df,
     )
 
 
-def rollup_bootstrap(
+class _RatioFit:
+    """``sum(top) / sum(bottom)`` and its jackknife (a mean is the ratio over ``bottom = 1``)."""
+
+    def __init__(self, top: np.ndarray, bottom: np.ndarray, clusters: Sequence[Hashable]):
+        groups = _Clusters(clusters)
+        self.n, self.clusters = groups.n, groups.count
+        totals = groups.totals(np.column_stack([top, bottom, np.ones(groups.n)]))
+        whole = totals.sum(axis=0)
+        if whole[1] == 0:
+            raise ValueError("den sums to 0: the ratio is undefined")
+        self.estimate = float(whole[0] / whole[1])
+        # Residuals top - estimate * bottom sum to ~0 (exactly 0 for constant values); a
+        # left-out ratio minus the estimate is the others' residual total over their bottom.
+        resid = groups.totals(top - self.estimate * bottom)
+        rest = whole[1] - totals[:, 1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            deviations = np.where(rest != 0, (resid.sum() - resid) / rest, np.nan)
+        se, df = _jackknife(np.array([self.estimate]), deviations[:, None], totals[:, 2:])
+        self.se, self.df = float(se[0]), float(df[0])
+
+    def bounds(
+        self, confidence: float, limits: tuple[float, float] | None = None
+    ) -> tuple[float, float]:
+        low, high = _t_bounds(self.estimate, self.se, self.df, confidence, limits)
+        return float(low), float(high)
+
+    def p_value(self) -> float:
+        """Two-sided p-value of the t statistic ``estimate / se`` on the interval's df."""
+        from scipy.special import stdtr
+
+        if np.isnan(self.se):
+            return 1.0
+        if self.se == 0:
+            return 1.0 if self.estimate == 0 else 0.0
+        return float(min(1.0, 2 * stdtr(self.df, -abs(self.estimate) / self.se)))
+
+
+def rollup_interval(
     rubric: Rubric,
     judgments: Sequence[Mapping[str, float]],
     clusters: Sequence[Hashable],
     *,
-    resamples: int = 2000,
     confidence: float = 0.95,
-    seed: int = 0,
 ) -> dict[str, Estimate]:
     """Intervals for the rubric's own roll-up (``overall`` and each dimension).
 
     The roll-up is not a mean of per-probe scores: criterion means are ratios
     (sum over the probes that were scored on the criterion / their count), and
     probe types are scored on different criteria, so the mean of per-probe
-    overalls can sit far from the reported overall. This re-runs the roll-up
-    (see ``benchmark.rubric.models``) on every resample, vectorised, so each
-    interval belongs to the number it is reported next to. Names whose
-    statistic is undefined (nothing scored on it) are absent.
+    overalls can sit far from the reported overall. The jackknife re-runs the
+    roll-up (see ``benchmark.rubric.models``) with each cluster left out, so each
+    interval belongs to the number it is reported next to. A statistic's
+    ``clusters`` are those that scored any of its criteria (only they can move
+    it); bounds are clipped to ``[0, scale_max]``. Names whose statistic is
+    undefined (nothing scored on it) are absent.
     """
-    _check_confidence(confidence)
     if len(judgments) != len(clusters):
         raise ValueError(f"{len(judgments)} judgments but {len(clusters)} clusters")
-    resample = ClusterResample(clusters, resamples=resamples, seed=seed)
+    groups = _Clusters(clusters)
     criteria = list(rubric.criteria)
     column = {c: j for j, c in enumerate(criteria)}
-    scores = np.zeros((resample.n, len(criteria)))
+    scores = np.zeros((groups.n, len(criteria)))
     scored = np.zeros_like(scores)
     for i, judgment in enumerate(judgments):
         for crit, value in judgment.items():
             if crit in column:
                 scores[i, column[crit]] = value
                 scored[i, column[crit]] = 1.0
-    totals = resample.cluster_totals(np.hstack([scores, scored]))
-    # Row 0: the observed sample (every cluster once); rows 1..: the resamples.
-    resampled = np.vstack([totals.sum(axis=0), resample.counts @ totals])
+    totals = groups.totals(np.hstack([scores, scored]))
+    # Row 0: the whole sample; row 1 + g: the sample without cluster g.
+    rows = np.vstack([totals.sum(axis=0), totals.sum(axis=0) - totals])
     c = len(criteria)
-    stats = _rollup(rubric, criteria, resampled[:, :c], resampled[:, c:])
-    names = ["overall", *rubric.dimensions]
-    low, high = percentile_interval(stats[1:], confidence)
+    stats = _rollup(rubric, criteria, rows[:, :c], rows[:, c:])
+    estimate = stats[0]
+    # A cluster's size for a statistic: its scores on the criteria that feed it (only
+    # clusters with some can move it).
+    feeds = (_weights(rubric, criteria) != 0).astype(float)
+    sizes = totals[:, c:] @ feeds  # (G, dims)
+    sizes = np.column_stack([totals[:, c:] @ (feeds.sum(axis=1) > 0), sizes])
+    se, df = _jackknife(estimate, stats[1:] - estimate, sizes)
+    low, high = _t_bounds(estimate, se, df, confidence, (0.0, rubric.scale_max))
     out: dict[str, Estimate] = {}
-    for j, name in enumerate(names):
-        mean = float(stats[0, j])
-        if np.isnan(mean):
+    for j, name in enumerate(["overall", *rubric.dimensions]):
+        if np.isnan(estimate[j]):
             continue
-        lo, hi = _bounds(mean, stats[1:, j], confidence, resample.clusters, (low[j], high[j]))
-        out[name] = Estimate(mean=mean, low=lo, high=hi, n=resample.n, clusters=resample.clusters)
+        out[name] = Estimate(
+            mean=float(estimate[j]),
+            low=float(low[j]),
+            high=float(high[j]),
+            n=groups.n,
+            clusters=int((sizes[:, j] > 0).sum()),
+            df=float(df[j]),
+        )
     return out
+
+
+def _weights(rubric: Rubric, criteria: list[str]) -> np.ndarray:
+    """(criteria, dimensions) weights of the rubric's roll-up."""
+    return np.array(
+        [[rubric.dimensions[d].get(c, 0.0) for d in rubric.dimensions] for c in criteria]
+    ).reshape(len(criteria), len(rubric.dimensions))
 
 
 def _rollup(
@@ -251,9 +308,7 @@ def _rollup(
     column 0 overall; NaN where undefined."""
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
-        weights = np.array(
-            [[rubric.dimensions[d].get(c, 0.0) for d in rubric.dimensions] for c in criteria]
-        )
+        weights = _weights(rubric, criteria)
         present = ~np.isnan(means)
         total = present @ weights
         dims = np.where(total > 0, (np.where(present, means, 0.0) @ weights) / total, np.nan)
@@ -265,38 +320,89 @@ def _rollup(
     return np.column_stack([overall, dims])
 
 
-def _means(values: np.ndarray, resample: ClusterResample) -> tuple[float, np.ndarray]:
-    """Observed mean and every resample's mean. Deviations from the mean are what get
-    summed, so constant values resample to exactly their mean."""
-    mean = float(values.mean())
-    deviations, sizes = resample.totals(np.column_stack([values - mean, np.ones(resample.n)])).T
-    return mean, mean + deviations / sizes
+def _jackknife(
+    estimate: np.ndarray, deviations: np.ndarray, sizes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Standard error and degrees of freedom per statistic (k,) from leave-one-cluster-out
+    deviations (G, k) from the estimate, given each cluster's size for each statistic
+    (G, k; 0: the cluster cannot move it and is left out).
+
+    se = sqrt((g-1)/g * sum(dev^2)) over the g clusters of nonzero size (CR3-like). df is
+    the Bell-McCaffrey (Satterthwaite) df of that variance when every cluster's total
+    error has a standard deviation proportional to its size, i.e. probes of one point
+    move together (the case that matters here): G - 1 for equal sizes, fewer when a few
+    large clusters dominate, which keeps the t interval honest for unequal sizes.
+    NaN with fewer than 2 clusters or an undefined left-out statistic.
+    """
+    relevant = sizes > 0
+    g = relevant.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        squares = np.where(relevant, deviations, 0.0) ** 2
+        se = np.sqrt((g - 1) / g * squares.sum(axis=0))
+        df = _satterthwaite_df(sizes / sizes.sum(axis=0))
+    se = np.where(se <= _SNAP * np.maximum(1.0, np.abs(estimate)), 0.0, se)
+    undefined = (g < 2) | np.isnan(se)
+    return np.where(undefined, np.nan, se), np.where(undefined, np.nan, df)
 
 
-def _bounds(
-    mean: float,
-    samples: np.ndarray,
+def _satterthwaite_df(w: np.ndarray) -> np.ndarray:
+    """df = tr(X)^2 / tr(X^2) per column of cluster shares ``w`` (G, k), where X = C C' and
+    C = A (I - w 1') S: S = diag(w) the working error sd, (I - w 1') turns errors into
+    residuals around the estimate, A = diag(1 / (1 - w)) is the jackknife's inflation.
+    C is diagonal plus rank one, so both traces take O(G) (no G x G matrix)."""
+    a = 1 / (1 - w)
+    u, p, d = a * w, a * w**2, (a * w) ** 2
+    s = (w**2).sum(axis=0)
+    pu, uu, pp = (p * u).sum(axis=0), (u * u).sum(axis=0), (p * p).sum(axis=0)
+    # X = diag(d) + R with R = [p u] K [p u]', K = [[0, -1], [-1, s]].
+    trace = d.sum(axis=0) - 2 * pu + s * uu
+    r_diag = -2 * p * u + s * u**2
+    m11, m12, m21, m22 = -pu, -uu, s * pu - pp, s * uu - pu  # K [p u]'[p u]
+    trace_sq = (d**2).sum(axis=0) + 2 * (d * r_diag).sum(axis=0) + m11**2 + 2 * m12 * m21 + m22**2
+    return trace**2 / trace_sq
+
+
+def _t_bounds(
+    estimate: np.ndarray | float,
+    se: np.ndarray | float,
+    df: np.ndarray | float,
     confidence: float,
-    clusters: int,
-    bounds: tuple[float, float] | None = None,
-) -> tuple[float, float]:
-    if clusters < 2:
-        return mean, mean
-    low, high = bounds if bounds is not None else percentile_interval(samples, confidence)
-    low, high = float(low), float(high)
-    if np.isnan(low) or np.isnan(high):
-        return mean, mean
-    if abs(low - mean) <= _SNAP:
-        low = mean
-    if abs(high - mean) <= _SNAP:
-        high = mean
+    limits: tuple[float, float] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``estimate -+ t(df) * se``; NaN where ``se`` is.
+
+    With ``limits`` (a bounded scale such as 0-5 scores) the interval is built on the
+    logit of the estimate's position in the scale (delta-method se) and mapped back:
+    it stays inside the scale and stretches away from a nearby end, where scores
+    pile up and a symmetric interval undercovers (``benchmarks/ci_coverage.py``).
+    An infinite upper limit only clips the lower bound.
+    """
+    from scipy.special import stdtrit  # Student t quantiles; far lighter than scipy.stats
+
+    _check_confidence(confidence)
+    estimate, se = np.asarray(estimate, dtype=float), np.asarray(se, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        t = stdtrit(np.where(np.isnan(df), 1.0, df), 1 - (1 - confidence) / 2)
+        low, high = estimate - t * se, estimate + t * se
+        if limits is None:
+            return low, high
+        if not np.isfinite(limits[1]):  # bounded below only (a ratio of scores): clip
+            return np.maximum(low, limits[0]), high
+        lo, span = limits[0], limits[1] - limits[0]
+        q = (estimate - lo) / span
+        inside = (q > 0) & (q < 1) & (se > 0)
+        logit = np.log(q / (1 - q))
+        half = t * se / (span * q * (1 - q))
+        top = lo + span
+        low = np.where(inside, lo + span / (1 + np.exp(half - logit)), np.maximum(low, lo))
+        high = np.where(inside, lo + span / (1 + np.exp(-logit - half)), np.minimum(high, top))
     return low, high
 
 
 def _finite(values: Iterable[float], clusters: Sequence[Hashable], name: str) -> np.ndarray:
     arr = np.asarray(list(values), dtype=float)
     if arr.size == 0:
-        raise ValueError(f"no {name} to resample")
+        raise ValueError(f"no {name} to summarise")
     if arr.shape != (len(clusters),):
         raise ValueError(f"{name} has {arr.size} entries but clusters has {len(clusters)}")
     if not np.isfinite(arr).all():
@@ -307,28 +413,3 @@ def _finite(values: Iterable[float], clusters: Sequence[Hashable], name: str) ->
 def _check_confidence(confidence: float) -> None:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-
-
-def cluster_interval(
-    values: Sequence[float], clusters: Sequence[Hashable], *, confidence: float = 0.95
-) -> Estimate:
-    return cluster_bootstrap(values, clusters, confidence=confidence)
-
-
-def ratio_interval(
-    num: Sequence[float],
-    den: Sequence[float],
-    clusters: Sequence[Hashable],
-    *,
-    confidence: float = 0.95,
-) -> Estimate:
-    """sum(num) / sum(den) of paired per-probe values, resampled by cluster."""
-    a, b = _finite(num, clusters, "num"), _finite(den, clusters, "den")
-    resample = ClusterResample(clusters)
-    totals = resample.totals(np.column_stack([a, b]))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        samples = totals[:, 0] / totals[:, 1]
-    samples = np.where(np.isfinite(samples), samples, np.nan)
-    mean = float(a.sum() / b.sum())
-    low, high = _bounds(mean, samples, confidence, resample.clusters)
-    return Estimate(mean=mean, low=low, high=high, n=resample.n, clusters=resample.clusters)

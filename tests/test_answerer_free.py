@@ -3,6 +3,8 @@ retention; and a question repeated at a later point counts once."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import SMALL, compose_config
 
@@ -132,7 +134,7 @@ def test_survival_and_retention_reach_mlflow(tmp_path):
         assert name in metrics, name
     assert 0 <= metrics["facts/survival"] < 1 and 0 <= metrics["retention"] < 1
     local = client.download_artifacts(mlrun.info.run_id, "scorecard.txt", str(tmp_path))
-    text = open(local).read()
+    text = Path(local).read_text()
     assert "facts/survival" in text and "retention" in text
 
 

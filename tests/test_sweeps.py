@@ -101,7 +101,7 @@ def test_parallel_sweep_leaves_every_run_grouped(tmp_path):
     # The report over the sweep (its default: the latest sweep) lists 6 rows with CIs.
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     comparison, files = build_report(
-        client, select(client, None, "compaction-benchmark"), tmp_path / "report", resamples=200
+        client, select(client, None, "compaction-benchmark"), tmp_path / "report"
     )
     assert comparison.source.endswith("sweep") and len(comparison.rows) == 6
     for row in comparison.rows:

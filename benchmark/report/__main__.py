@@ -56,19 +56,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out", type=Path, help="output folder (default: reports/<sweep or experiment>)"
     )
-    p.add_argument(
-        "--resamples", type=int, default=2000, help="bootstrap resamples (default: 2000)"
-    )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     p.add_argument("--no-log", action="store_true", help="write the files only, no MLflow run")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.resamples < 1:
-        print("error: --resamples must be at least 1", file=sys.stderr)
-        return 2
     # MLflow draws a progress bar per downloaded artifact; one per run is noise here.
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     from benchmark.report import build_report, client_for, select
@@ -87,8 +80,6 @@ def main(argv: list[str] | None = None) -> int:
             args.out,
             reference=_reference(args.reference, selection),
             probe_type=args.probe_type,
-            resamples=args.resamples,
-            seed=args.seed,
             log=not args.no_log,
         )
     except UserError as exc:

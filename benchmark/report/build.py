@@ -40,8 +40,6 @@ def build_report(
     *,
     reference: str | None = "none",
     probe_type: str | None = None,
-    resamples: int = 2000,
-    seed: int = 0,
     log: bool = True,
 ) -> tuple[Comparison, ReportFiles]:
     """Compare the selected runs, write the five files, and (``log``) log them to MLflow."""
@@ -51,8 +49,6 @@ def build_report(
         tables,
         reference=reference,
         probe_type=probe_type,
-        resamples=resamples,
-        seed=seed,
     )
     folder = folder or default_folder(selection)
     folder.mkdir(parents=True, exist_ok=True)

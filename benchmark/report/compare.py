@@ -66,8 +66,6 @@ def compare(
     *,
     reference: str | None = "none",
     probe_type: str | None = None,
-    resamples: int = 2000,
-    seed: int = 0,
 ) -> Comparison:
     """Build the table and, unless ``reference`` is None, the paired differences."""
     runs = sorted(selection.runs, key=_order_key(selection.runs))
@@ -89,8 +87,6 @@ def compare(
             dims,
             reference,
             probe_type=probe_type,
-            resamples=resamples,
-            seed=seed,
         )
     return Comparison(
         kind=selection.kind,

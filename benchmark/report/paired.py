@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from math import isnan
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -30,12 +31,13 @@ class Delta(BaseModel):
     """``run - reference`` on paired probes (see ``benchmark.stats.paired_difference``)."""
 
     mean: float
-    low: float
-    high: float
-    p_value: float
+    low: float | None = Field(description="None: no interval (one cluster)")
+    high: float | None
+    p_value: float | None = Field(description="None below MIN_CLUSTERS_FOR_TEST clusters")
     n: int = Field(description="paired probes")
-    clusters: int = Field(description="(transcript, compaction point) clusters resampled")
-    significant: bool = Field(description="the CI excludes 0")
+    clusters: int = Field(description="(transcript, compaction point) clusters")
+    df: float | None = Field(None, description="degrees of freedom of the t interval and test")
+    significant: bool = Field(description="p < 0.05, i.e. the CI excludes 0 (needs a p-value)")
 
 
 class Paired(BaseModel):
@@ -116,9 +118,7 @@ def matched(mine: Table, theirs: Table, probe_type: str | None = None) -> list[R
     ]
 
 
-def delta(
-    pairs: Sequence[RowPair], column: str, *, resamples: int = 2000, seed: int = 0
-) -> Delta | None:
+def delta(pairs: Sequence[RowPair], column: str) -> Delta | None:
     """``column`` of the run minus the reference's, over pairs where both have a value."""
     kept = [
         (mine[column], ref[column], (mine.get("transcript"), mine.get("point")))
@@ -132,23 +132,23 @@ def delta(
         [float(a) for a, _, _ in kept],
         [float(b) for _, b, _ in kept],
         clusters=clusters,
-        resamples=resamples,
-        seed=seed,
     )
+    defined = not (isnan(d.low) or isnan(d.high))
     return Delta(
         mean=d.mean,
-        low=d.low,
-        high=d.high,
+        low=d.low if defined else None,
+        high=d.high if defined else None,
         p_value=d.p_value,
         n=d.n,
         clusters=d.clusters,
+        df=d.df if defined else None,
         significant=d.significant,
     )
 
 
-def _fill(out: Paired, pairs: list[RowPair], dims: list[str], **boot: int) -> Paired:
-    out.overall = delta(pairs, "score", **boot)
-    out.dimensions = {dim: delta(pairs, f"{DIM_PREFIX}{dim}", **boot) for dim in dims}
+def _fill(out: Paired, pairs: list[RowPair], dims: list[str]) -> Paired:
+    out.overall = delta(pairs, "score")
+    out.dimensions = {dim: delta(pairs, f"{DIM_PREFIX}{dim}") for dim in dims}
     return out
 
 
@@ -160,13 +160,10 @@ def paired_differences(
     reference: str,
     *,
     probe_type: str | None = None,
-    resamples: int = 2000,
-    seed: int = 0,
 ) -> tuple[list[Paired], list[Paired]]:
     """Each run vs its reference run, and each config pooled over its runs (when it has
     more than one, e.g. a sweep over seeds). Raises UserError when no reference run exists."""
     pick = reference_picker(runs, reference)
-    boot = {"resamples": resamples, "seed": seed}
     per_run: list[Paired] = []
     groups: dict[tuple, list[tuple[RunData, RunData, list[RowPair]]]] = {}
     for run in runs:
@@ -187,7 +184,7 @@ def paired_differences(
             out.note += f" (type {probe_type})" if probe_type else ""
             per_run.append(out)
             continue
-        per_run.append(_fill(out, pairs, dims, **boot))
+        per_run.append(_fill(out, pairs, dims))
         groups.setdefault(_config(run), []).append((run, ref, pairs))
     pooled = []
     for members in groups.values():
@@ -200,7 +197,7 @@ def paired_differences(
             reference_run_ids=[ref.run_id for _, ref, _ in members],
             reference_label=f"{reference} on the same probes",
         )
-        pooled.append(_fill(out, [p for _, _, pairs in members for p in pairs], dims, **boot))
+        pooled.append(_fill(out, [p for _, _, pairs in members for p in pairs], dims))
     counts = Counter(out.label for out in pooled)
     nth: Counter[str] = Counter()
     for out in pooled:  # two pooled configs under one run name: number them

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from benchmark.report.compare import Comparison, Delta, Interval, Paired, Row
 from benchmark.report.retention import CONTROL
+from benchmark.stats import METHOD, MIN_CLUSTERS_FOR_TEST
 
 
 class Cell(NamedTuple):
@@ -39,17 +40,22 @@ def interval_cell(cell: Interval) -> Cell:
     if cell.value is None:
         return Cell("-")
     if cell.low is None or cell.high is None:
-        return Cell(fmt(cell.value))
+        return Cell(fmt(cell.value), "[n/a]")
     return Cell(fmt(cell.value), f"[{fmt(cell.low)}, {fmt(cell.high)}]")
 
 
 def delta_cell(delta: Delta | None) -> Cell:
+    """Difference, interval and p-value; no p-value (and no mark) on too few clusters."""
     if delta is None:
         return Cell("-")
+    if delta.low is None or delta.high is None:
+        interval = "[n/a]"
+    else:
+        interval = f"[{delta.low:+.2f}, {delta.high:+.2f}]"
+    if delta.p_value is None:
+        return Cell(f"{delta.mean:+.2f}", interval)
     p = "p<0.001" if delta.p_value < 0.001 else f"p={delta.p_value:.3f}"
-    return Cell(
-        f"{delta.mean:+.2f}", f"[{delta.low:+.2f}, {delta.high:+.2f}]\n{p}", delta.significant
-    )
+    return Cell(f"{delta.mean:+.2f}", f"{interval}\n{p}", delta.significant)
 
 
 def _tokens(row: Row) -> Cell:
@@ -140,12 +146,36 @@ def _title(comparison: Comparison) -> str:
     return f"Compaction benchmark: {comparison.kind} {comparison.source}"
 
 
+def _test_notes(comparison: Comparison) -> list[str]:
+    """How differences are tested, and one line on those with too few clusters to test."""
+    deltas = [
+        d
+        for paired in (*comparison.differences, *comparison.pooled)
+        for d in (paired.overall, *paired.dimensions.values())
+        if d is not None
+    ]
+    untested = sorted({d.clusters for d in deltas if d.p_value is None})
+    notes = []
+    if any(d.p_value is not None for d in deltas):
+        notes.append(
+            "Two-sided t-test with the interval's own standard error and df, so `*` "
+            "(p below 0.05) marks exactly the intervals that exclude 0."
+        )
+    if untested:
+        counts = ", ".join(str(c) for c in untested)
+        notes.append(
+            f"No p-values: {counts} cluster(s) (< {MIN_CLUSTERS_FOR_TEST}) where none is "
+            "shown; too few to test."
+        )
+    return notes
+
+
 def _notes(comparison: Comparison) -> list[str]:
     probes = f"{comparison.probe_type} probes" if comparison.probe_type else "all probe types"
     notes = [
         f"Experiment `{comparison.experiment}`, {len(comparison.rows)} runs. Scores on the "
-        "rubric scale; brackets are 95% confidence intervals (cluster bootstrap over "
-        "probes, clustered by transcript and compaction point).",
+        f"rubric scale; brackets are 95% confidence intervals ({METHOD} over probes "
+        "clustered by transcript and compaction point; n/a with one cluster).",
     ]
     if any(row.retention.value is not None for row in comparison.rows):
         notes.append(
@@ -158,9 +188,9 @@ def _notes(comparison: Comparison) -> list[str]:
             f"Paired differences: run minus the `{comparison.reference}` run on the same "
             f"probes ({probes}, scored in both): the mean of per-probe differences (of "
             "the probe's score, or its dimension score), which can differ from the "
-            "difference of the roll-ups above; 95% CI by cluster bootstrap, two-sided "
-            "p-value; `*` marks a CI that excludes 0."
+            f"difference of the roll-ups above; 95% CI by {METHOD}."
         )
+        notes.extend(_test_notes(comparison))
     if comparison.pooled:
         notes.append(
             "Pooled: the runs of one config that differ only in their probes (seed, "

@@ -10,6 +10,7 @@ which reads the same on any rubric scale.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from benchmark.report.load import RunData
@@ -38,7 +39,10 @@ def retention_against_control(
         if not kept or sum(ref for _, ref, _ in kept) <= 0:
             continue
         r = ratio_interval(
-            [m for m, _, _ in kept], [c for _, c, _ in kept], [c for _, _, c in kept]
+            [m for m, _, _ in kept],
+            [c for _, c, _ in kept],
+            [c for _, _, c in kept],
+            limits=(0, math.inf),
         )
         out[run.run_id] = (r.mean, r.low, r.high)
     return out
