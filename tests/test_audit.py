@@ -515,9 +515,7 @@ def test_cli_audit_prints_the_summary_and_logs_a_run(tmp_path):
     first = items[0]
     assert first["expected"] and len(first["samples"]) == 3 and first["answer"]
     counted = [b for i in items for b in i["expected"].values() if b != "any"]
-    judged = sum(
-        sum(b != "any" for b in i["expected"].values()) * len(i["samples"]) for i in items
-    )
+    judged = sum(sum(b != "any" for b in i["expected"].values()) * len(i["samples"]) for i in items)
     assert counted and judged
     local = client.download_artifacts(run_.info.run_id, "audit_table.json", str(tmp_path))
     with open(local) as handle:
