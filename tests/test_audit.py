@@ -8,25 +8,32 @@ single job and once as a sweep, logging to a real MLflow store in tmp_path.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import threading
 from collections import Counter
+from pathlib import Path
+from typing import get_args
 
 import pytest
 from conftest import compose_config
+from rich.console import Console
 from test_cli import run_cli as cli
 
 from benchmark import tokens
 from benchmark.__main__ import run
 from benchmark.audit import VARIANTS
 from benchmark.audit.answers import ABSTAIN, build_variants
-from benchmark.audit.expected import expected_scores
+from benchmark.audit.expected import BANDS, EXPECT, SCOPED, SHARE, Class, expected_bands
+from benchmark.audit.paraphrase import reword
 from benchmark.audit.run import main as audit_main
 from benchmark.audit.run import run_audit
 from benchmark.audit.samples import SampleCache
-from benchmark.audit.text import mentions, mutate
+from benchmark.audit.summary import render
+from benchmark.audit.text import mentions, mutate, near_miss
 from benchmark.config import validate
 from benchmark.errors import JobFailed, UserError
+from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.judge.matching import fact_matches
 from benchmark.llm.cache import ResponseCache
 from benchmark.probe.models import Evidence, Fact, Gold, Probe
@@ -60,67 +67,63 @@ FACTS = [
 ]
 
 
-# -- expectations, by hand from the rubric's table --------------------------------------------
+# -- expectations, from how each variant is built --------------------------------------------
 
 
-def test_expected_scores_follow_the_rubric_table():
-    every = [
+def test_every_variant_has_a_band_for_every_criterion_class():
+    assert set(EXPECT) == set(VARIANTS)
+    for row in EXPECT.values():
+        assert set(row) == set(get_args(Class))
+        assert all(band in (*BANDS, SHARE, SCOPED) for band in row.values())
+
+
+def test_bands_hold_on_the_0_to_5_and_the_2_1_0_scales():
+    def held(band: str, scale: int) -> list[int]:
+        return [x for x in range(scale + 1) if BANDS[band].holds(x, scale)]
+
+    assert held("top", 5) == [5] and held("high", 5) == [4, 5]
+    assert held("mid", 5) == [1, 2, 3, 4] and held("credit", 5) == [2, 3, 4, 5]
+    assert (
+        held("low", 5) == [0, 1]
+        and held("zero", 5) == [0]
+        and held("below_top", 5) == [0, 1, 2, 3, 4]
+    )
+    assert held("high", 2) == [2] and held("mid", 2) == [1] and held("low", 2) == [0]
+
+
+def test_expected_bands_follow_what_the_answer_states():
+    criteria = [
         "accuracy_factual",
-        "accuracy_technical",
-        "context_artifact_state",
         "artifact_files_created",
         "artifact_files_modified",
-        "artifact_key_details",
-        "completeness_coverage",
         "continuity_todo_state",
         "continuity_reasoning",
-        "continuity_work_state",
-        "recall_correctness",
+        "completeness_depth",
         "instruction_format",
         "instruction_constraints",
     ]
-    got = expected_scores(
-        every, FACTS, {0, 2, 3}, invented=0, answer_tokens=40, token_limit=1000, scale=5
-    )
-    assert got == {
-        "accuracy_factual": 3,  # 3/5 facts
-        "accuracy_technical": 3,  # 2/3 exact facts = 3.33
-        "context_artifact_state": 3,  # 2/3 files
-        "artifact_files_created": 3,  # 1/2 = 2.5, half rounds up
-        "artifact_files_modified": 5,
-        "artifact_key_details": 5,  # the one detail
-        "completeness_coverage": 4,  # created, modified, detail of 4 kinds = 3.75
-        "continuity_todo_state": 0,
-        "continuity_reasoning": 3,  # no reasoning facts: all facts, 3/5
-        "continuity_work_state": 3,  # pending + detail: 1/2
-        "recall_correctness": 3,
-        "instruction_format": 5,
-        "instruction_constraints": 5,
+    # The half states one created file (of 2), the modified file, not the pending task.
+    half = expected_bands(criteria, "partial", FACTS, {0, 2})
+    assert half == {
+        "accuracy_factual": "credit",
+        "artifact_files_created": "mid",
+        "artifact_files_modified": "top",
+        "continuity_todo_state": "low",
+        "continuity_reasoning": "any",  # the gold has no reasoning fact
+        "completeness_depth": "mid",
+        "instruction_format": "high",
+        "instruction_constraints": "high",
     }
-    penalised = expected_scores(
-        ["accuracy_factual", "instruction_constraints", "instruction_format"],
-        FACTS,
-        {0, 2, 3},
-        invented=2,
-        answer_tokens=1200,
-        token_limit=1000,
-        scale=5,
-    )
-    assert penalised == {
-        "accuracy_factual": 1,
-        "instruction_constraints": 3,
-        "instruction_format": 4,  # 5 * 1000/1200 = 4.17
+    # One created file one character off: what asks about created files is not full credit.
+    miss = expected_bands(criteria, "near_miss", FACTS, {1, 2, 3, 4})
+    assert miss["artifact_files_created"] == "mid" and miss["artifact_files_modified"] == "top"
+    assert miss["accuracy_factual"] == "below_top" and miss["completeness_depth"] == "any"
+    assert set(expected_bands(criteria, "abstain", FACTS, ()).values()) == {"zero"}
+    assert expected_bands(["recall_correctness"], "near_miss", FACTS[:1], ()) == {
+        "recall_correctness": "low"
     }
-    verdict = ["recall_correctness"]
-    assert expected_scores(verdict, FACTS, {0}, **_plain(scale=2)) == {"recall_correctness": 1}
-    assert expected_scores(verdict, FACTS, set(), **_plain(scale=2)) == {"recall_correctness": 0}
-    assert expected_scores(verdict, FACTS, range(5), **_plain(scale=2)) == {"recall_correctness": 2}
-    empty = expected_scores(every, FACTS, range(5), **_plain(answer_tokens=0))
-    assert set(empty.values()) == {0}
-
-
-def _plain(scale: int = 5, answer_tokens: int = 20) -> dict:
-    return {"invented": 0, "answer_tokens": answer_tokens, "token_limit": 1000, "scale": scale}
+    with pytest.raises(KeyError):
+        expected_bands(["made_up"], "full", FACTS, ())
 
 
 # -- answers of known content ----------------------------------------------------------------
@@ -160,6 +163,47 @@ def test_variants_state_exactly_what_they_are_built_to():
     padded, _ = v.answers["padded"]
     assert padded.startswith(full)
     assert tokens.count(padded) >= tokens.count(full) + 300
+
+
+def test_variants_a_lenient_judge_would_over_score_are_built_from_the_gold():
+    session = "we opened src/app/pool.py and src/app/db.py"
+    wanted = ["full", "paraphrase", "extra_wrong", "near_miss", "confident_wrong"]
+    v = build_variants(probe(FACTS), wanted, seed=1, session=session)
+    assert not v.skipped
+    full, _ = v.answers["full"]
+    # paraphrase: every fact stated in other words, exact values verbatim
+    para, stated = v.answers["paraphrase"]
+    assert stated == (0, 1, 2, 3, 4) and para != full
+    assert all(f.text in para for f in FACTS if f.kind in ("created", "modified"))
+    assert "raised to 30 seconds" in para and "introduce jitter to the reconnect loop" in para
+    # a verb is swapped, a noun after an article stays, code and values stay
+    assert (
+        reword("run the check on `fix.py` and fix 3.2")
+        == "execute the check on `fix.py` and repair 3.2"
+    )
+    # extra_wrong: the full answer plus one false line of a gold fact's kind
+    extra, stated = v.answers["extra_wrong"]
+    assert stated == (0, 1, 2, 3, 4)
+    added = [line for line in extra.splitlines() if line not in full.splitlines()]
+    assert len(added) == 1 and len(extra.splitlines()) == len(FACTS) + 1
+    assert not any(f.text in added[0] for f in FACTS if f.kind != "detail")
+    # near_miss: one exact value one character off, that fact not stated, absent from the session
+    miss, stated = v.answers["near_miss"]
+    (gone,) = set(range(5)) - set(stated)
+    changed = [line for line in miss.splitlines() if line not in full.splitlines()]
+    original = FACTS[gone].text
+    assert len(changed) == 1 and not mentions(FACTS[gone], miss)
+    new = changed[0].split(": ", 1)[1]
+    assert abs(len(new) - len(original)) <= 1 and new not in session
+    assert near_miss("src/utils.py") == "src/util.py" and near_miss("pin 3.21.4") == "pin 3.21.5"
+    assert near_miss("TokenBucket", whole=True) == "TokenBuckets"
+    # confident_wrong: full's form and length in lines, no gold fact touched
+    bad, stated = v.answers["confident_wrong"]
+    assert stated == () and len(bad.splitlines()) == len(full.splitlines())
+    assert [line.split(":")[0] for line in bad.splitlines()] == [
+        line.split(":")[0] for line in full.splitlines()
+    ]
+    assert not any(mentions(f, bad) for f in FACTS)
 
 
 def test_a_variant_that_cannot_be_built_cleanly_is_skipped_not_faked():
@@ -202,24 +246,72 @@ def test_default_audit_is_about_forty_probes_of_every_type(reference_audit):
     assert sum(r.skipped.values()) < 0.1 * len(r.items)
 
 
-def test_reference_judge_is_exact_on_every_variant(reference_audit):
+def readme_figures() -> dict[str, str]:
+    """variant -> the reference judge's agreement, from the README's variant table."""
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    section = text[text.index("### Auditing the judge") :]
+    section = section[: section.index("\n### ", 5)]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| `")]
+    return {row[1].strip().strip("`"): row[-2].strip() for row in rows}
+
+
+def test_reference_judge_scores_each_variant_as_the_readme_says(reference_audit):
     m = reference_audit.metrics
-    for variant in ("full", "partial", "none", "wrong", "abstain", "padded"):
-        rate = m.by_variant[variant]
-        assert rate.n > 0 and rate.exact_agreement == 1.0, variant
+    figures = readme_figures()
+    assert set(figures) == set(VARIANTS)
+    got = {v: f"{m.by_variant[v].agreement:.1%}" for v in VARIANTS}
+    print("reference judge per variant:", got)
+    assert got == figures
     assert m.consistency == 1.0 and m.consistency_std == 0.0
     assert m.verbosity_inflation == 0.0 and m.verbosity_delta == 0.0
     assert m.failures == 0
 
 
-def test_reference_judge_agrees_with_planted_gold(reference_audit):
-    """The issue's check (>= 98%). The audit found the judge crediting phrase facts whose
-    exact value was changed ("pinning marshmallow to 3.21.4" for gold "... 3.21.3": 97.0%
-    before); phrase matching now requires every exact value of the phrase."""
+def test_reference_judge_is_right_where_the_construction_is_plain(reference_audit):
+    """Full, none, wrong and confident_wrong answers leave a judge nothing to interpret."""
     m = reference_audit.metrics
-    print(f"reference judge: agreement {m.agreement:.4f}, exact {m.overall.exact_agreement:.4f}")
-    assert m.agreement >= 0.98
-    assert m.by_variant["wrong"].n > 0
+    for variant in ("full", "none", "wrong", "confident_wrong", "padded"):
+        assert m.by_variant[variant].agreement == 1.0, variant
+    cells = m.groups["variant_class"]
+    assert cells["abstain/accuracy"].agreement == cells["abstain/coverage"].agreement == 1.0
+
+
+class LenientJudge:
+    """Top marks for any non-empty answer: the judge the audit exists to catch."""
+
+    def __init__(self, **_: object) -> None:
+        pass
+
+    def judge(self, request: JudgeRequest) -> Judgment:
+        score = request.scale_max if request.model_response.strip() else 0
+        return Judgment(
+            results=[CriterionResult(criterion=c, score=score) for c in request.rubric_criteria]
+        )
+
+
+def test_a_lenient_judge_fails_the_audit_where_it_over_scores():
+    config = validate(
+        compose_config(
+            ["+audit=judge", "judge=reference", "judge._target_=test_audit.LenientJudge", *TINY]
+            + OFFLINE
+        )
+    )
+    result = run_audit(config)
+    m = result.metrics
+    assert m.by_variant["full"].agreement == 1.0
+    for variant in ("wrong", "confident_wrong", "none", "abstain"):
+        assert m.by_variant[variant].agreement < 0.3, variant
+    cells = m.groups["variant_class"]
+    assert cells["extra_wrong/accuracy"].agreement == 0.0  # a false extra fact costs nothing
+    assert cells["near_miss/accuracy"].agreement == 0.0
+    assert m.agreement < 0.7
+    flat = m.flat()
+    assert flat["audit/agreement/variant/confident_wrong"] < 0.3
+    assert flat["audit/agreement/variant/extra_wrong/accuracy"] == 0.0
+    out = io.StringIO()
+    text = render(result, Console(file=out, width=200))
+    matrix = next(line for line in text.splitlines() if line.strip("│ ").startswith("extra_wrong"))
+    assert matrix.split("│")[2].strip().startswith("0.0%")  # the accuracy column
 
 
 def test_a_changed_value_inside_a_phrase_is_not_credited(reference_audit):
@@ -287,7 +379,7 @@ def test_an_always_five_judge_is_caught(stub, tmp_path):
     stub.reply = scorer(lambda body, response: 5)
     result = run_audit(stub_config(stub, tmp_path))
     m = result.metrics
-    assert m.by_variant["full"].exact_agreement == 1.0  # full answers do deserve 5
+    assert m.by_variant["full"].agreement == 1.0  # full answers do deserve 5
     assert m.by_variant["none"].agreement < 0.5
     assert m.by_variant["wrong"].agreement < 0.5
     assert m.agreement < 0.75
@@ -393,7 +485,9 @@ def test_cli_audit_prints_the_summary_and_logs_a_run(tmp_path):
     metrics = run_.data.metrics
     for name in (
         "audit/agreement",
-        "audit/agreement_exact",
+        "audit/agreement/class/accuracy",
+        "audit/agreement/variant/extra_wrong",
+        "audit/agreement/variant/extra_wrong/accuracy",
         "audit/agreement/type/recall",
         "audit/agreement/type/decision",
         "audit/agreement/criterion/accuracy_factual",
@@ -420,7 +514,16 @@ def test_cli_audit_prints_the_summary_and_logs_a_run(tmp_path):
     assert {i["variant"] for i in items} == set(VARIANTS)
     first = items[0]
     assert first["expected"] and len(first["samples"]) == 3 and first["answer"]
-    judged = sum(len(i["expected"]) * len(i["samples"]) for i in items)
+    counted = [b for i in items for b in i["expected"].values() if b != "any"]
+    judged = sum(sum(b != "any" for b in i["expected"].values()) * len(i["samples"]) for i in items)
+    assert counted and judged
+    local = client.download_artifacts(run_.info.run_id, "audit_table.json", str(tmp_path))
+    with open(local) as handle:
+        table = json.load(handle)
+    rows = [dict(zip(table["columns"], row, strict=True)) for row in table["data"]]
+    assert {r["variant"] for r in rows} == set(VARIANTS)
+    assert {r["class"] for r in rows} == {"accuracy", "coverage", "form", "constraints"}
+    assert all((r["agree"] is None) == (r["expected"] == "any") for r in rows)
     assert judged == metrics["audit/judgments"]
     from benchmark.report.load import select
 

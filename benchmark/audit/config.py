@@ -8,12 +8,34 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from benchmark.validators import distinct_choices
 
-Variant = Literal["full", "partial", "none", "wrong", "abstain", "padded"]
-VARIANTS: tuple[Variant, ...] = ("full", "partial", "none", "wrong", "abstain", "padded")
+Variant = Literal[
+    "full",
+    "partial",
+    "none",
+    "wrong",
+    "abstain",
+    "padded",
+    "paraphrase",
+    "extra_wrong",
+    "near_miss",
+    "confident_wrong",
+]
+VARIANTS: tuple[Variant, ...] = (
+    "full",
+    "partial",
+    "none",
+    "wrong",
+    "abstain",
+    "padded",
+    "paraphrase",
+    "extra_wrong",
+    "near_miss",
+    "confident_wrong",
+)
 
 
 class AuditConfig(BaseModel):
-    """What the audit generates, how often it asks the judge, and when a score agrees.
+    """What the audit generates and how often it asks the judge.
 
     The sessions are generated as ``transcript=synthetic`` does, with their own
     small size and window so a default audit stays around forty probes.
@@ -31,13 +53,7 @@ class AuditConfig(BaseModel):
     per_type: int = Field(3, gt=0, description="probes per type per point")
     variants: list[Variant] = Field(default_factory=lambda: list(VARIANTS))
     samples: int = Field(3, gt=0, description="separate judge requests per item (consistency)")
-    tolerance: float = Field(
-        1.0, ge=0, description="|score - expected| that still agrees, in points of a 0-5 scale"
-    )
     padding_tokens: int = Field(300, gt=0, description="filler added to the full answer")
-    answer_token_limit: int = Field(
-        1000, gt=0, description="the rubric's length limit of instruction_format"
-    )
 
     @field_validator("variants")
     @classmethod

@@ -1,111 +1,202 @@
-"""The score each criterion should get for an answer whose content is known.
+"""What a correct judge must give each answer variant: a band per criterion class.
 
-Written from the rubric's definitions (the criterion table in the README and in
-``benchmark/judge/reference.py``'s docstring), not from any judge's code: what
-enters is which gold facts the answer states (known by construction), the
-identifiers it invents, and its length. Arithmetic is exact (fractions), with
-halves rounded up.
+Derived from how each variant is built (:mod:`benchmark.audit.answers`) and from
+what each criterion asks (the rubric's questions, ``benchmark/judge/prompts.py``),
+never from any judge's scoring table. A band is a range of the scale, not one
+value: the audit checks what the construction settles (a full answer deserves
+the top, an answer that states nothing deserves next to nothing, a half answer
+lies strictly between) and leaves open what it does not (``any``: not counted).
+
+Criterion classes, from what the criterion asks:
+
+* ``accuracy``: are the facts it states right (accuracy_factual, accuracy_technical);
+* ``coverage``: how much of the gold state it carries (context, artifact,
+  completeness and continuity criteria); some ask about one kind of fact only
+  (``SCOPES``: "which files were created" is about created files);
+* ``verdict``: correct / partly right / wrong against the gold (recall_correctness);
+* ``form``: the form the question asks for (instruction_format);
+* ``constraints``: within the question's constraints (instruction_constraints).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from fractions import Fraction
+from dataclasses import dataclass
+from typing import Literal
 
 from benchmark import identifiers
 from benchmark.probe.models import Fact, FactKind
 from benchmark.transcript.models import Message
 
-FILES: tuple[FactKind, ...] = ("created", "modified", "read")
-EXACT: tuple[FactKind, ...] = ("identifier", "created", "modified", "read")
-REASONS: tuple[FactKind, ...] = ("choice", "rationale", "alternative")
+Class = Literal["accuracy", "coverage", "verdict", "form", "constraints"]
+CLASSES: dict[str, Class] = {
+    "accuracy_factual": "accuracy",
+    "accuracy_technical": "accuracy",
+    "context_conversation_state": "coverage",
+    "context_artifact_state": "coverage",
+    "artifact_files_created": "coverage",
+    "artifact_files_modified": "coverage",
+    "artifact_key_details": "coverage",
+    "completeness_coverage": "coverage",
+    "completeness_depth": "coverage",
+    "continuity_work_state": "coverage",
+    "continuity_todo_state": "coverage",
+    "continuity_reasoning": "coverage",
+    "recall_correctness": "verdict",
+    "instruction_format": "form",
+    "instruction_constraints": "constraints",
+}
+CRITERIA: frozenset[str] = frozenset(CLASSES)
 
-# Criterion -> the fact kinds its fraction is taken over (empty: every fact).
-KINDS: dict[str, tuple[FactKind, ...]] = {
-    "accuracy_factual": (),
-    "accuracy_technical": EXACT,
-    "context_conversation_state": (),
-    "context_artifact_state": FILES,
+# Criteria that ask about one kind of fact (the rest ask about the whole answer).
+SCOPES: dict[str, tuple[FactKind, ...]] = {
+    "context_artifact_state": ("created", "modified", "read"),
     "artifact_files_created": ("created",),
     "artifact_files_modified": ("modified",),
     "artifact_key_details": ("identifier", "detail"),
-    "completeness_depth": (),
-    "continuity_work_state": ("pending", "detail", "identifier"),
     "continuity_todo_state": ("pending",),
-    "continuity_reasoning": REASONS,
-    "recall_correctness": (),
+    "continuity_reasoning": ("choice", "rationale", "alternative"),
 }
-CRITERIA: frozenset[str] = frozenset(
-    {*KINDS, "completeness_coverage", "instruction_format", "instruction_constraints"}
-)
 
 
-def rounded(scale: int, x: Fraction) -> int:
-    """``scale * x`` rounded half up."""
-    value = scale * x + Fraction(1, 2)
-    return value.numerator // value.denominator
+@dataclass(frozen=True)
+class Band:
+    """Scores ``lo..hi`` as shares of the scale (open ends excluded); ``any`` checks nothing."""
+
+    name: str
+    lo: float = 0.0
+    hi: float = 1.0
+    lo_open: bool = False
+    hi_open: bool = False
+
+    def holds(self, score: float, scale: int) -> bool:
+        x, eps = score / scale, 1e-9
+        above = x > self.lo + eps if self.lo_open else x >= self.lo - eps
+        below = x < self.hi - eps if self.hi_open else x <= self.hi + eps
+        return above and below
 
 
-def fraction(
-    facts: Sequence[Fact], stated: Collection[int], kinds: tuple[FactKind, ...]
-) -> Fraction:
-    """Share of the facts of ``kinds`` that are stated; of all facts when the gold has none."""
-    chosen = [i for i, f in enumerate(facts) if f.kind in kinds] if kinds else []
+BANDS: dict[str, Band] = {
+    b.name: b
+    for b in (
+        Band("top", lo=1.0),  # the scale's maximum
+        Band("high", lo=0.8),  # at least 4 of 5 (the top of a 2/1/0 scale)
+        Band("mid", lo_open=True, hi_open=True),  # strictly between 0 and the top
+        Band("credit", lo=0.2, lo_open=True),  # more than 1 of 5
+        Band("below_top", hi_open=True),  # anything but the top
+        Band("low", hi=0.2),  # at most 1 of 5 (0 on a 2/1/0 scale)
+        Band("zero", hi=0.0),
+        Band("any"),
+    )
+}
+# "share": from the share of the criterion's facts the answer states: all -> top,
+# none -> low, some -> mid; any when the gold has no fact the criterion asks about.
+SHARE = "share"
+# "scoped": "share" for a criterion about one kind of fact (SCOPES), "any" for one about the
+# whole answer (whether one value one character off costs "every part answered" is open).
+SCOPED = "scoped"
+
+# variant -> class -> band. Why each row is what it is: README "Auditing the judge".
+EXPECT: dict[str, dict[Class, str]] = {
+    "full": {
+        "accuracy": "top",
+        "coverage": "top",
+        "verdict": "top",
+        "form": "high",
+        "constraints": "high",
+    },
+    "padded": {
+        "accuracy": "top",
+        "coverage": "top",
+        "verdict": "top",
+        "form": "any",
+        "constraints": "any",
+    },
+    "paraphrase": {
+        "accuracy": "high",
+        "coverage": "high",
+        "verdict": "high",
+        "form": "high",
+        "constraints": "high",
+    },
+    "partial": {
+        "accuracy": "credit",
+        "coverage": SHARE,
+        "verdict": "mid",
+        "form": "high",
+        "constraints": "high",
+    },
+    "near_miss": {
+        "accuracy": "below_top",
+        "coverage": SCOPED,
+        "verdict": SHARE,
+        "form": "high",
+        "constraints": "any",
+    },
+    "extra_wrong": {
+        "accuracy": "below_top",
+        "coverage": "credit",
+        "verdict": "below_top",
+        "form": "high",
+        "constraints": "any",
+    },
+    "none": {
+        "accuracy": "low",
+        "coverage": "low",
+        "verdict": "low",
+        "form": "any",
+        "constraints": "any",
+    },
+    "wrong": {
+        "accuracy": "low",
+        "coverage": "low",
+        "verdict": "low",
+        "form": "high",
+        "constraints": "any",
+    },
+    "confident_wrong": {
+        "accuracy": "low",
+        "coverage": "low",
+        "verdict": "low",
+        "form": "high",
+        "constraints": "any",
+    },
+    "abstain": {c: "zero" for c in ("accuracy", "coverage", "verdict", "form", "constraints")},
+}
+
+
+def share_band(facts: Sequence[Fact], stated: Collection[int], kinds: tuple[FactKind, ...]) -> str:
+    """``top``/``mid``/``low`` by the share of the facts of ``kinds`` (all when empty) stated;
+    ``any`` when the gold has no fact of those kinds."""
+    chosen = [i for i, f in enumerate(facts) if not kinds or f.kind in kinds]
     if not chosen:
-        chosen = list(range(len(facts)))
-    return Fraction(sum(i in stated for i in chosen), len(chosen))
+        return "any"
+    hits = sum(i in stated for i in chosen)
+    return "top" if hits == len(chosen) else "low" if hits == 0 else "mid"
+
+
+def expected_bands(
+    criteria: Sequence[str], variant: str, facts: Sequence[Fact], stated: Collection[int]
+) -> dict[str, str]:
+    """criterion -> the name of the band a correct judge's score lies in."""
+    row = EXPECT[variant]
+    out = {}
+    for criterion in criteria:
+        if criterion not in CRITERIA:
+            raise KeyError(criterion)
+        band = row[CLASSES[criterion]]
+        if band == SCOPED:
+            band = SHARE if criterion in SCOPES else "any"
+        if band == SHARE:
+            band = share_band(facts, stated, SCOPES.get(criterion, ()))
+        out[criterion] = band
+    return out
 
 
 def fabricated(
     answer: str, question: str, context: Sequence[Message], facts: Sequence[Fact]
 ) -> list[str]:
     """Identifier tokens (paths, versions, pins, SHAs, ...) of the answer that occur in neither
-    the context, the gold facts nor the question: the rubric's invented identifiers."""
+    the context, the gold facts nor the question: what the answer invents (for the record)."""
     known = "\n".join([question, *(m.render() for m in context), *(f.text for f in facts)])
     return sorted(t for t in identifiers.tokens(answer) if t not in known)
-
-
-def expected_scores(
-    criteria: Sequence[str],
-    facts: Sequence[Fact],
-    stated: Collection[int],
-    *,
-    invented: int,
-    answer_tokens: int,
-    token_limit: int,
-    scale: int,
-) -> dict[str, int]:
-    """criterion -> the score the rubric's definitions give this answer."""
-    return {
-        c: _score(c, facts, set(stated), invented, answer_tokens, token_limit, scale)
-        for c in criteria
-    }
-
-
-def _score(
-    criterion: str,
-    facts: Sequence[Fact],
-    stated: set[int],
-    invented: int,
-    length: int,
-    limit: int,
-    s: int,
-) -> int:
-    if criterion not in CRITERIA:
-        raise KeyError(criterion)
-    if length == 0:
-        return 0  # an empty answer scores nothing anywhere
-    if criterion == "instruction_format":
-        return s if length <= limit else rounded(s, Fraction(limit, length))
-    if criterion == "instruction_constraints":
-        return max(0, s - invented)
-    if criterion == "completeness_coverage":
-        kinds = list(dict.fromkeys(f.kind for f in facts))
-        covered = {facts[i].kind for i in stated}
-        return rounded(s, Fraction(len(covered), len(kinds)))
-    share = fraction(facts, stated, KINDS[criterion])
-    if criterion == "accuracy_factual":
-        return max(0, rounded(s, share) - invented)
-    if criterion == "recall_correctness" and 0 < share < 1 and s >= 2:
-        return min(max(rounded(s, share), 1), s - 1)
-    return rounded(s, share)

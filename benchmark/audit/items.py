@@ -1,4 +1,4 @@
-"""Audit items: (probe, answer variant) pairs with the scores the rubric expects.
+"""Audit items: (probe, answer variant) pairs with the score bands a correct judge gives.
 
 Sessions are generated as ``transcript=synthetic`` generates them, probes are
 extracted at their compaction points as a job extracts them, and the judge's
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from benchmark import tokens
 from benchmark.audit.answers import build_variants
 from benchmark.audit.config import AuditConfig
-from benchmark.audit.expected import CRITERIA, expected_scores, fabricated
+from benchmark.audit.expected import CRITERIA, expected_bands, fabricated
 from benchmark.compaction import CompactionConfig, find_points, segments
 from benchmark.config import BenchmarkConfig, SyntheticTranscripts
 from benchmark.errors import UserError
@@ -48,7 +48,9 @@ class AuditItem(BaseModel):
     stated: list[int] = Field(description="indices of the gold facts the answer states")
     fabricated: list[str] = Field(description="identifiers the answer invents")
     answer_tokens: int
-    expected: dict[str, int] = Field(description="criterion -> expected score")
+    expected: dict[str, str] = Field(
+        description="criterion -> the band a correct judge's score lies in (expected.BANDS)"
+    )
     samples: list[Sample] = Field(default_factory=list)
 
     @property
@@ -90,7 +92,7 @@ def audit_compaction(config: BenchmarkConfig, audit: AuditConfig) -> CompactionC
 def build_items(
     config: BenchmarkConfig, audit: AuditConfig, writer: LLMProbeWriter | None = None
 ) -> AuditItems:
-    """Generate the sessions, extract the probes, build every variant and its expectation."""
+    """Generate the sessions, extract the probes, build every variant and its expected bands."""
     unknown = sorted(set(config.rubric.criteria) - CRITERIA)
     if unknown:
         raise UserError(
@@ -134,22 +136,15 @@ def probe_items(
     probe: Probe, context: list[Message], config: BenchmarkConfig, audit: AuditConfig
 ) -> tuple[list[AuditItem], list[str]]:
     """The probe's items, and the variants that could not be built for it."""
-    variants = build_variants(probe, audit.variants, audit.seed, audit.padding_tokens)
+    session = "\n".join(m.render() for m in context)
+    variants = build_variants(probe, audit.variants, audit.seed, audit.padding_tokens, session)
     criteria = config.rubric.probe_criteria.get(probe.type, [])
     facts = probe.gold.facts
     items = []
     for variant, (answer, stated) in variants.answers.items():
         invented = fabricated(answer, probe.question, context, facts)
         length = tokens.count(answer) if answer.strip() else 0
-        expected = expected_scores(
-            criteria,
-            facts,
-            stated,
-            invented=len(invented),
-            answer_tokens=length,
-            token_limit=audit.answer_token_limit,
-            scale=config.rubric.scale_max,
-        )
+        expected = expected_bands(criteria, variant, facts, stated)
         items.append(
             AuditItem(
                 probe=probe,

@@ -1,9 +1,10 @@
-"""What the audit measures: agreement with gold, repeat consistency, verbosity bias.
+"""What the audit measures: agreement with the expected bands, repeat consistency, verbosity.
 
-* A judgment is one criterion score of one sample of one item. It agrees with
-  gold when ``|score - expected| <= tolerance``, and exactly when equal. The
-  tolerance is given on the 0-5 scale and scaled to the rubric's (1 point of 5 is
-  0.4 of 2, so on the 2/1/0 scale only exact verdicts agree).
+* A judgment is one criterion score of one sample of one item. It agrees when
+  the score lies in the band a correct judge's score lies in (the item's
+  ``expected``, :mod:`benchmark.audit.expected`); a criterion whose band is
+  ``any`` is asked but not counted. Agreement is reported overall and per
+  variant, variant and criterion class, probe type, criterion and class.
 * Consistency: over (item, criterion) pairs with two or more scored samples,
   the share whose samples are identical, and the mean (population) standard
   deviation of the samples.
@@ -22,12 +23,13 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
+from benchmark.audit.expected import BANDS, CLASSES
 from benchmark.audit.items import AuditItem
 from benchmark.rubric import Rubric, aggregate
 
 FORMAT = "instruction_format"
-REFERENCE_SCALE = 5  # audit.tolerance is in points of a 0-5 scale
 _EPS = 1e-9
+GROUPS = ("variant", "variant_class", "class", "type", "criterion")
 
 
 class Rate(BaseModel):
@@ -35,44 +37,44 @@ class Rate(BaseModel):
 
     n: int = 0
     agree: int = 0
-    exact: int = 0
 
     @property
     def agreement(self) -> float | None:
         return self.agree / self.n if self.n else None
 
-    @property
-    def exact_agreement(self) -> float | None:
-        return self.exact / self.n if self.n else None
-
-    def add(self, diff: float, tolerance: float) -> None:
+    def add(self, agrees: bool) -> None:
         self.n += 1
-        self.agree += diff <= tolerance + _EPS
-        self.exact += diff <= _EPS
+        self.agree += agrees
 
 
 class AuditMetrics(BaseModel):
     overall: Rate
-    by_type: dict[str, Rate]
-    by_criterion: dict[str, Rate]
-    by_variant: dict[str, Rate]
+    groups: dict[str, dict[str, Rate]] = Field(
+        description="group (GROUPS) -> name -> rate; variant_class names are 'variant/class'"
+    )
     consistency: float | None = Field(None, description="None with fewer than 2 samples")
     consistency_std: float | None = None
     verbosity_inflation: float | None = Field(None, description="None without full and padded")
     verbosity_delta: float | None = None
     verbosity_probes: int = 0
     failures: int = 0
-    judgments: int = 0
+    judgments: int = Field(0, description="counted judgments (band other than any)")
 
     @property
     def agreement(self) -> float | None:
         return self.overall.agreement
 
+    @property
+    def by_variant(self) -> dict[str, Rate]:
+        return self.groups.get("variant", {})
+
     def flat(self) -> dict[str, float]:
-        """The metrics under their MLflow names (undefined ones left out, never NaN)."""
+        """The metrics under their MLflow names (undefined ones left out, never NaN).
+
+        ``audit/agreement/<group>/<name>``, the variant x class cells as
+        ``audit/agreement/variant/<variant>/<class>``."""
         out: dict[str, float | None] = {
             "audit/agreement": self.overall.agreement,
-            "audit/agreement_exact": self.overall.exact_agreement,
             "audit/consistency": self.consistency,
             "audit/consistency_std": self.consistency_std,
             "audit/verbosity_inflation": self.verbosity_inflation,
@@ -80,56 +82,49 @@ class AuditMetrics(BaseModel):
             "audit/failures": float(self.failures),
             "audit/judgments": float(self.judgments),
         }
-        for prefix, groups in (
-            ("type", self.by_type),
-            ("criterion", self.by_criterion),
-            ("variant", self.by_variant),
-        ):
-            for name, rate in groups.items():
+        for group, rates in self.groups.items():
+            prefix = "variant" if group == "variant_class" else group
+            for name, rate in rates.items():
                 out[f"audit/agreement/{prefix}/{name}"] = rate.agreement
-                out[f"audit/agreement_exact/{prefix}/{name}"] = rate.exact_agreement
         return {k: v for k, v in out.items() if v is not None}
 
 
-def scaled_tolerance(tolerance: float, scale_max: int) -> float:
-    """``audit.tolerance`` (points of 0-5) on a rubric scored 0-``scale_max``."""
-    return tolerance * scale_max / REFERENCE_SCALE
+def agrees(score: float, band: str, scale: int) -> bool | None:
+    """Whether ``score`` lies in ``band``; None for ``any`` (not counted)."""
+    return None if band == "any" else BANDS[band].holds(score, scale)
 
 
-def compute(items: list[AuditItem], rubric: Rubric, tolerance: float) -> AuditMetrics:
-    """The metrics of judged items; ``tolerance`` in points of a 0-5 scale."""
-    tolerance = scaled_tolerance(tolerance, rubric.scale_max)
+def compute(items: list[AuditItem], rubric: Rubric) -> AuditMetrics:
+    """The metrics of judged items."""
     overall = Rate()
-    groups: dict[str, dict[str, Rate]] = {
-        "type": defaultdict(Rate),
-        "criterion": defaultdict(Rate),
-        "variant": defaultdict(Rate),
-    }
+    groups: dict[str, dict[str, Rate]] = {g: defaultdict(Rate) for g in GROUPS}
     failures = 0
     for item in items:
         for sample in item.samples:
             if sample.failed:
                 failures += 1
                 continue
-            for criterion, expected in item.expected.items():
+            for criterion, band in item.expected.items():
                 score = sample.scores.get(criterion)
-                if score is None:
+                verdict = None if score is None else agrees(score, band, rubric.scale_max)
+                if verdict is None:
                     continue
-                diff = abs(score - expected)
-                for rate in (
-                    overall,
-                    groups["type"][item.probe.type],
-                    groups["criterion"][criterion],
-                    groups["variant"][item.variant],
-                ):
-                    rate.add(diff, tolerance)
+                cls = CLASSES[criterion]
+                keys = {
+                    "variant": item.variant,
+                    "variant_class": f"{item.variant}/{cls}",
+                    "class": cls,
+                    "type": item.probe.type,
+                    "criterion": criterion,
+                }
+                overall.add(verdict)
+                for group, key in keys.items():
+                    groups[group][key].add(verdict)
     same, spread = consistency(items)
     inflation, delta, compared = verbosity(items, rubric)
     return AuditMetrics(
         overall=overall,
-        by_type=dict(groups["type"]),
-        by_criterion=dict(groups["criterion"]),
-        by_variant=dict(groups["variant"]),
+        groups={g: dict(rates) for g, rates in groups.items()},
         consistency=same,
         consistency_std=spread,
         verbosity_inflation=inflation,

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from benchmark.audit.config import AuditConfig
 from benchmark.audit.items import AuditItem, AuditItems, Sample, build_items
-from benchmark.audit.metrics import AuditMetrics, compute, scaled_tolerance
+from benchmark.audit.metrics import AuditMetrics, compute
 from benchmark.audit.samples import SampleJudges, build_judges
 from benchmark.config import BenchmarkConfig
 from benchmark.errors import JobFailed
@@ -49,11 +49,6 @@ class AuditResult(BaseModel):
     usage: dict[str, float]
     calls: list[CallRecord] = []
 
-    @property
-    def tolerance(self) -> float:
-        """The agreement tolerance on this rubric's scale."""
-        return scaled_tolerance(self.audit.tolerance, self.rubric.scale_max)
-
     def all_metrics(self) -> dict[str, float]:
         """What is logged: ``audit/*`` plus the judge's LLM usage (``llm/*``, ``cost_usd``)."""
         return {**self.metrics.flat(), **self.usage}
@@ -74,7 +69,7 @@ def run_audit(config: BenchmarkConfig, judges: SampleJudges | None = None) -> Au
         if own:
             judges.close()
         close_all()
-    metrics = compute(items, config.rubric, audit.tolerance)
+    metrics = compute(items, config.rubric)
     return AuditResult(
         judge=config.judge.name,
         rubric=config.rubric,

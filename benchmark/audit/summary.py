@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from rich.console import Console
 from rich.table import Table
 
+from benchmark.audit.expected import Class
 from benchmark.audit.metrics import Rate
+
+CLASS_ORDER: tuple[str, ...] = get_args(Class)
 
 if TYPE_CHECKING:
     from benchmark.audit.run import AuditResult
@@ -27,28 +30,23 @@ def render(result: AuditResult, console: Console | None = None) -> str:
         title=f"Judge audit: judge={result.judge}  rubric={result.rubric.name}",
         caption=(
             f"{result.probes} probes, {items} answers x {audit.samples} sample(s), "
-            f"{m.judgments} criterion judgments; agree = |score - expected| <= "
-            f"{result.tolerance:g} on 0-{result.rubric.scale_max}; variants not buildable: "
-            f"{skipped}"
+            f"{m.judgments} counted criterion judgments; agree = score in the band a correct "
+            f"judge gives (0-{result.rubric.scale_max}); variants left out: {skipped}"
         ),
     )
     table.add_column("group")
     table.add_column("n", justify="right")
     table.add_column("agreement", justify="right", style="bold")
-    table.add_column("exact", justify="right")
 
     def add(label: str, rate: Rate) -> None:
-        table.add_row(label, str(rate.n), _pct(rate.agreement), _pct(rate.exact_agreement))
+        table.add_row(label, str(rate.n), _pct(rate.agreement))
 
     add("all", m.overall)
-    for prefix, groups in (
-        ("variant", m.by_variant),
-        ("type", m.by_type),
-        ("criterion", m.by_criterion),
-    ):
+    for prefix in ("variant", "class", "type", "criterion"):
         table.add_section()
-        for name, rate in groups.items():
+        for name, rate in m.groups.get(prefix, {}).items():
             add(f"{prefix} {name}", rate)
+    matrix = variant_classes(m.groups.get("variant_class", {}))
 
     lines = [
         f"consistency over {audit.samples} samples: "
@@ -67,14 +65,32 @@ def render(result: AuditResult, console: Console | None = None) -> str:
         f"failed judgments: {m.failures}",
     ]
     with console.capture() as capture:
-        _show(console, table, lines)
+        _show(console, [table, matrix], lines)
     text = capture.get()
-    _show(console, table, lines)
+    _show(console, [table, matrix], lines)
     return text
 
 
-def _show(console: Console, table: Table, lines: list[str]) -> None:
-    console.print(table)
+def variant_classes(cells: dict[str, Rate]) -> Table:
+    """Agreement per variant (rows) and criterion class (columns): where a judge goes wrong."""
+    rows = list(dict.fromkeys(k.split("/")[0] for k in cells))
+    cols = [c for c in CLASS_ORDER if any(k.endswith(f"/{c}") for k in cells)]
+    table = Table(title="Agreement by variant and criterion class (n in brackets; - not checked)")
+    table.add_column("variant")
+    for col in cols:
+        table.add_column(col, justify="right")
+    for row in rows:
+        shown = []
+        for col in cols:
+            rate = cells.get(f"{row}/{col}")
+            shown.append("-" if rate is None else f"{_pct(rate.agreement)} ({rate.n})")
+        table.add_row(row, *shown)
+    return table
+
+
+def _show(console: Console, tables: list[Table], lines: list[str]) -> None:
+    for table in tables:
+        console.print(table)
     for line in lines:
         console.print(line, highlight=False, markup=False)
 

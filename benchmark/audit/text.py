@@ -48,7 +48,7 @@ def _normal(text: str) -> str:
     return _SPACE.sub(" ", _QUOTES.sub("", _plain(text).lower())).strip()
 
 
-def _whole(needle: str, text: str) -> bool:
+def occurs(needle: str, text: str) -> bool:
     """``needle`` in ``text`` (case folded) with no letter, digit or ``_`` glued to either end."""
     pattern = r"(?<![A-Za-z0-9_])" + re.escape(needle.lower()) + r"(?![A-Za-z0-9_])"
     return re.search(pattern, text.lower()) is not None
@@ -57,7 +57,7 @@ def _whole(needle: str, text: str) -> bool:
 def mentions(fact: Fact, text: str) -> bool:
     """Whether ``text`` might be read as stating ``fact`` (broad on purpose, see module doc)."""
     if fact.kind in EXACT_KINDS:
-        return _whole(fact.text, text) or _whole(_plain(fact.text), _plain(text))
+        return occurs(fact.text, text) or occurs(_plain(fact.text), _plain(text))
     phrase = _normal(fact.text)
     if phrase and phrase in _normal(text):
         return True
@@ -155,3 +155,34 @@ def _rename(name: str, attempt: int) -> str:
         suffix = _SUFFIXES[1 + (attempt - 1) % 3]
         new = word + (suffix.upper() if word.isupper() else suffix)
     return name[: match.start()] + new + name[match.end() :]
+
+
+# -- near misses: one character off --------------------------------------------------------
+
+
+def near_miss(text: str, whole: bool = False) -> str | None:
+    """``text`` with one exact value one character off (the last one it holds).
+
+    A digit is stepped (``3.21.4`` -> ``3.21.5``, a 9 steps down so the length
+    stays), a file or directory name loses or gains a trailing ``s``
+    (``src/utils.py`` -> ``src/util.py``). ``whole`` (exact facts): a name with
+    no such value gets the same plural toggle. ``None`` when nothing can change.
+    """
+    found = [m for m in VALUE.finditer(text) if m.lastgroup != "flag"]
+    if found:
+        match = found[-1]
+        return text[: match.start()] + _one_off(match) + text[match.end() :]
+    if whole and _LAST_WORD.search(text):
+        return _rename(text, 0)
+    return None
+
+
+def _one_off(match: re.Match[str]) -> str:
+    value, kind = match.group(0), match.lastgroup
+    if kind in ("path", "dir"):
+        head, sep, name = value.rpartition("/")
+        stem, dot, ext = name.rpartition(".") if kind == "path" else (name, "", "")
+        return f"{head}{sep}{_rename(stem, 0)}{dot}{ext}"
+    last = max(i for i, c in enumerate(value) if c.isdigit())
+    digit = int(value[last])
+    return value[:last] + str(digit + 1 if digit < 9 else digit - 1) + value[last + 1 :]

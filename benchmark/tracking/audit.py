@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from benchmark.audit.expected import CLASSES
+from benchmark.audit.metrics import agrees
 from benchmark.config import BenchmarkConfig
 from benchmark.tracking.mlflow_store import flatten, prepare_tracking, redact, sweep_tags
 from benchmark.tracking.sweep import SweepInfo
@@ -95,9 +97,10 @@ def item_records(result: AuditResult) -> list[dict[str, Any]]:
 
 
 def table(result: AuditResult) -> dict[str, list[Any]]:
-    """Columns of the per-(item, criterion) table: expected, each sample's score, agreement."""
+    """Columns of the per-(item, criterion) table: class, expected band, each sample's score,
+    and whether every scored sample lies in the band (None for the band ``any``)."""
     samples = result.audit.samples
-    tolerance = result.tolerance
+    scale = result.rubric.scale_max
     columns: dict[str, list[Any]] = {
         k: []
         for k in (
@@ -105,6 +108,7 @@ def table(result: AuditResult) -> dict[str, list[Any]]:
             "probe_type",
             "variant",
             "criterion",
+            "class",
             "expected",
             *(f"sample_{k}" for k in range(samples)),
             "agree",
@@ -114,15 +118,18 @@ def table(result: AuditResult) -> dict[str, list[Any]]:
         for criterion, expected in item.expected.items():
             scores = [None if s.failed else s.scores.get(criterion) for s in item.samples]
             scores += [None] * (samples - len(scores))
-            given = [v for v in scores if v is not None]
+            verdicts = [agrees(v, expected, scale) for v in scores if v is not None]
             row = {
                 "probe_id": item.probe.id,
                 "probe_type": item.probe.type,
                 "variant": item.variant,
                 "criterion": criterion,
+                "class": CLASSES[criterion],
                 "expected": expected,
                 **{f"sample_{k}": scores[k] for k in range(samples)},
-                "agree": bool(given) and all(abs(v - expected) <= tolerance for v in given),
+                "agree": None
+                if expected == "any"
+                else bool(verdicts) and all(v is True for v in verdicts),
             }
             for key, value in row.items():
                 columns[key].append(value)
