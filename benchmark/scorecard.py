@@ -32,6 +32,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
             f"failures: {int(metrics['failures/answers'])} answers, "
             f"{int(metrics['failures/judgments'])} judgments; "
             f"[95% CI]: bootstrap over {clusters} (transcript, point) cluster(s)"
+            f"{over_window(result)}"
         ),
     )
     dims = list(result.rubric.dimensions)
@@ -62,6 +63,18 @@ def render(result: JobResult, console: Console | None = None) -> str:
     text = capture.get()
     console.print(table)
     return text
+
+
+def over_window(result: JobResult) -> str:
+    """The caption's note of points where the policy's output did not fit the window."""
+    over = sum(p.over_window for p in result.points)
+    if not over:
+        return ""
+    window = f"the {result.context_window:,}-token" if result.context_window else "the"
+    return (
+        f"; [bold red]policy failure: {over} of {len(result.points)} points: policy output "
+        f"over {window} window[/]"
+    )
 
 
 def _fmt(value: float | None, low: float | None = None, high: float | None = None) -> str:

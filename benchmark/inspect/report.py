@@ -9,9 +9,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, get_args
 
-from benchmark.compaction import CompactionConfig, find_points
+from benchmark.compaction import CompactionConfig, find_points, head_warning
 from benchmark.config import BenchmarkConfig
-from benchmark.probe.extract import generate_probes
+from benchmark.probe.extract import generate_probes, why_no_probes
 from benchmark.probe.models import PROBE_TYPES
 from benchmark.redaction import redactor_for
 from benchmark.transcript.formats import TranscriptError, import_file
@@ -40,8 +40,10 @@ def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) ->
     probe_config = config.probe.model_copy(update={"writer": None})
     types = [p for p in PROBE_TYPES if p in probe_config.types]
     point_reports = []
+    made = 0
     for point in points:
         found = generate_probes(t, point, probe_config)
+        made += len(found)
         report: dict[str, Any] = {
             **point.model_dump(exclude={"transcript_id"}),
             "region_tokens": sum(counts[point.head_end : point.tail_start]),
@@ -87,6 +89,8 @@ def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) ->
         "probe_writer_ignored": config.probe.writer is not None,  # offline extractor used
         "points": point_reports,
         "no_points": None if points else why_no_points(t, comp),
+        "head_warning": head_warning(t, comp),
+        "no_probes": why_no_probes(t, points, probe_config) if points and not made else None,
     }
 
 
