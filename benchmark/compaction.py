@@ -12,6 +12,7 @@ prefix of the session up to it, so later regions include earlier ones.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -68,6 +69,25 @@ class Segments(BaseModel):
     @property
     def messages(self) -> list[Message]:
         return [*self.head, *self.region, *self.tail]
+
+
+def head_warning(transcript: Transcript, config: CompactionConfig) -> str | None:
+    """Why every message compacts, when the protected head alone passes the trigger; else None.
+
+    Such a session compacts before each model call, and its points measure
+    the window more than the policy, so a job says so (one line per file).
+    """
+    counts = transcript.message_tokens[: config.head_messages]
+    tokens, trigger = sum(counts), config.context_window * config.trigger_ratio
+    if tokens <= trigger:
+        return None
+    return (
+        f"the protected head alone ({len(counts)} message(s), {tokens:,} tokens) passes the "
+        f"compaction trigger ({trigger:,.0f} tokens = compaction.context_window "
+        f"{config.context_window:,} x trigger_ratio {config.trigger_ratio:g}), so it compacts "
+        "at every message; raise compaction.context_window above "
+        f"{math.ceil(tokens / config.trigger_ratio):,} or lower compaction.head_messages"
+    )
 
 
 def find_points(transcript: Transcript, config: CompactionConfig) -> list[CompactionPoint]:

@@ -18,6 +18,7 @@ from benchmark.compaction import (
     CompactionPoint,
     Segments,
     find_points,
+    head_warning,
     segments,
     split_live,
 )
@@ -30,6 +31,7 @@ from benchmark.llm.cache import ResponseCache
 from benchmark.llm.loop import run, submit
 from benchmark.policy.base import Policy
 from benchmark.probe.cache import load_or_generate
+from benchmark.probe.extract import why_no_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.repeats import FirstAsked
 from benchmark.probe.writer import LLMProbeWriter, build_writer
@@ -99,22 +101,21 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
         with JobProgress(parts.ledger, config.execution.progress) as progress:
             for transcript, transcript_points in zip(transcripts, points_of, strict=True):
                 previous: tuple[CompactionPoint, list[Message]] | None = None
+                made = 0  # probes from this transcript
                 for point in transcript_points:
                     probes = first_asked(
                         load_or_generate(
                             transcript, point, config.probe, config.cache_path, writer=parts.writer
                         )
                     )
+                    made += len(probes)
                     progress.add(len(probes) * arms)
                     # The control arm: the same probes asked of the uncompacted session.
-                    controls = (
-                        [
-                            scheduler.submit(p, transcript.messages[: point.end], progress)
-                            for p in probes
-                        ]
-                        if config.control
-                        else []
-                    )
+                    uncompacted = transcript.messages[: point.end]
+                    controls = [
+                        scheduler.submit(p, uncompacted, progress)
+                        for p in (probes if config.control else [])
+                    ]
                     try:
                         context = compact_point(config, transcript, point, parts.policy, previous)
                     except UserError:
@@ -133,7 +134,8 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
                     futures = [scheduler.submit(p, context, progress) for p in probes]
                     pending.append(_Scheduled(point, context, futures, controls, survival))
                     previous = (point, context)
-            points = [s.result() for s in pending]
+                _warn_no_probes(transcript, transcript_points, config, made)
+            points = [s.result(config) for s in pending]
     finally:
         close_all()
     return JobResult(
@@ -141,6 +143,7 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
         transcripts=[t.id for t in transcripts],
         inputs=loaded.manifest,
         rubric=config.rubric,
+        context_window=config.compaction.context_window,
         points=points,
         repeated_probes=first_asked.repeated,
         usage={
@@ -162,17 +165,13 @@ class _Scheduled:
     controls: list[Future[ProbeResult]]  # empty without control=true
     survival: list[float | None]
 
-    def result(self) -> PointResult:
+    def result(self, config: BenchmarkConfig) -> PointResult:
         controls = [c.result() for c in self.controls] or [None] * len(self.futures)
-        return PointResult(
-            point=self.point,
-            tokens_after=sum(m.tokens for m in self.context),
-            context=self.context,
-            probes=[
-                f.result().model_copy(update={"survival": s, "control": c})
-                for f, s, c in zip(self.futures, self.survival, controls, strict=True)
-            ],
-        )
+        probes = [
+            f.result().model_copy(update={"survival": s, "control": c})
+            for f, s, c in zip(self.futures, self.survival, controls, strict=True)
+        ]
+        return point_result(config, self.point, self.context, probes)
 
 
 def _points(transcripts: list[Transcript], config: CompactionConfig) -> list[list[CompactionPoint]]:
@@ -180,6 +179,10 @@ def _points(transcripts: list[Transcript], config: CompactionConfig) -> list[lis
     probes: a warning, or an error when no session compacts at all."""
     trigger = int(config.context_window * config.trigger_ratio)
     points = [find_points(t, config) for t in transcripts]
+    for t in transcripts:
+        warning = head_warning(t, config)
+        if warning is not None:
+            log.warning("%s: %s", source_name(t), warning)
     short = [t for t, found in zip(transcripts, points, strict=True) if not found]
     for t in short:
         log.warning(
@@ -197,6 +200,39 @@ def _points(transcripts: list[Transcript], config: CompactionConfig) -> list[lis
             f"{longest.id!r}, has {longest.total_tokens}): lower compaction.context_window"
         )
     return points
+
+
+def source_name(transcript: Transcript) -> str:
+    """What a warning names: the transcript's file, or its id for a generated session."""
+    source = transcript.source
+    return source if source and not source.startswith("synthetic:") else transcript.id
+
+
+def _warn_no_probes(
+    transcript: Transcript, points: list[CompactionPoint], config: BenchmarkConfig, made: int
+) -> None:
+    """A transcript that compacts but gives no probe is a warning naming it and why."""
+    if points and not made:
+        log.warning(
+            "%s: %s", source_name(transcript), why_no_probes(transcript, points, config.probe)
+        )
+
+
+def point_result(
+    config: BenchmarkConfig,
+    point: CompactionPoint,
+    context: list[Message],
+    probes: list[ProbeResult],
+) -> PointResult:
+    """A point's result; a context over ``compaction.context_window`` is a policy failure."""
+    tokens_after = sum(m.tokens for m in context)
+    return PointResult(
+        point=point,
+        tokens_after=tokens_after,
+        context=context,
+        probes=probes,
+        over_window=tokens_after > config.compaction.context_window,
+    )
 
 
 def compact_point(
@@ -240,8 +276,7 @@ def run_point(
     before = (previous.point, previous.context) if previous is not None else None
     context = compact_point(config, transcript, point, policy, before)
     results = [evaluate(probe, context, answerer, judge, config.rubric) for probe in probes]
-    tokens_after = sum(m.tokens for m in context)
-    return PointResult(point=point, tokens_after=tokens_after, context=context, probes=results)
+    return point_result(config, point, context, results)
 
 
 def compact(policy: Policy, parts: Segments) -> list[Message]:

@@ -45,6 +45,9 @@ class PointResult(BaseModel):
     tokens_after: int
     context: list[Message] = Field(description="the compacted context the answerer saw")
     probes: list[ProbeResult]
+    over_window: bool = Field(
+        False, description="the policy's output exceeds compaction.context_window: a failure"
+    )
 
     @property
     def compression_ratio(self) -> float:
@@ -56,6 +59,9 @@ class JobResult(BaseModel):
     transcripts: list[str]
     rubric: Rubric
     points: list[PointResult]
+    context_window: int | None = Field(
+        None, description="compaction.context_window: what a compacted context must fit"
+    )
     inputs: TranscriptManifest | None = Field(
         None, description="the transcripts used (files and hashes) and the files skipped"
     )
@@ -138,6 +144,7 @@ class JobResult(BaseModel):
         metrics: dict[str, float] = {
             "probes": len(results),
             "points": len(self.points),
+            "points/over_window": sum(p.over_window for p in self.points),
             "failures/answers": sum(r.answer.failed for r in results),
             "failures/judgments": sum(r.judgment.failed and not r.answer.failed for r in results),
             "failures/probes": sum(r.failed for r in results),

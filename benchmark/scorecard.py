@@ -37,7 +37,9 @@ def render(result: JobResult, console: Console | None = None) -> str:
             f"compression {metrics['compression_ratio']:.1f}x; "
             f"failures: {int(metrics['failures/answers'])} answers, "
             f"{int(metrics['failures/judgments'])} judgments; "
-            f"[{method}; clusters are (transcript, point)]" + (f"; {untested}" if untested else "")
+            f"[{method}; clusters are (transcript, point)]"
+            + (f"; {untested}" if untested else "")
+            + over_window(result)
         ),
     )
     dims = list(result.rubric.dimensions)
@@ -73,6 +75,18 @@ def render(result: JobResult, console: Console | None = None) -> str:
     for note in notes:
         console.print(note)
     return text
+
+
+def over_window(result: JobResult) -> str:
+    """The caption's note of points where the policy's output did not fit the window."""
+    over = sum(p.over_window for p in result.points)
+    if not over:
+        return ""
+    window = f"the {result.context_window:,}-token" if result.context_window else "the"
+    return (
+        f"; [bold red]policy failure: {over} of {len(result.points)} points: policy output "
+        f"over {window} window[/]"
+    )
 
 
 def _answerer_free(metrics: dict[str, float]) -> list[str]:

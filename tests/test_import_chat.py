@@ -103,6 +103,38 @@ def test_orphans_are_reported_and_kept(tmp_path):
     )
 
 
+def test_reused_call_ids_are_made_unique_and_paired_in_order(tmp_path):
+    def call(path):
+        function = {"name": "read_file", "arguments": json.dumps({"path": path})}
+        return {"id": "c1", "type": "function", "function": function}
+
+    messages = [
+        {"role": "user", "content": "read both"},
+        {"role": "assistant", "content": None, "tool_calls": [call("a.py"), call("b.py")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "contents of a.py"},
+        {"role": "tool", "tool_call_id": "c1", "content": "contents of b.py"},
+        {"role": "assistant", "content": None, "tool_calls": [call("c.py")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "contents of c.py"},
+        {"role": "tool", "tool_call_id": "c1", "content": "a result too many"},
+    ]
+    path = tmp_path / "reused.json"
+    path.write_text(json.dumps(messages))
+    imported = import_file(path)
+    t = imported.transcript
+    assert [c.id for c in t.messages[1].tool_calls] == ["c1", "c1#2"]
+    assert [c.id for c in t.messages[4].tool_calls] == ["c1#3"]
+    assert [(m.tool_call_id, m.content) for m in t.messages if m.role == "tool"] == [
+        ("c1", "contents of a.py"),
+        ("c1#2", "contents of b.py"),
+        ("c1#3", "contents of c.py"),
+    ]
+    assert messages[1]["tool_calls"][1]["id"] == "c1"  # the caller's data is not changed
+    assert (t.messages[-1].role, t.messages[-1].name) == ("user", "orphaned_tool_result")
+    orphan, reuse = imported.warnings  # the reuse summary comes at the end
+    assert reuse.startswith("2 tool call(s) reuse") and "'c1' at message 1" in reuse
+    assert "'c1'" in orphan and "not in the log" in orphan
+
+
 GOOD = {"role": "system", "content": "You are a coding agent."}
 
 

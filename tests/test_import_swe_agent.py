@@ -75,6 +75,40 @@ def test_probes_from_the_fixtures(name):
     assert any(k == "identifier" and "unicodedata.normalize" in v for _, k, v in facts)
 
 
+def test_reused_call_ids_pair_with_the_nearest_unanswered_call():
+    """Real function-calling logs reuse ids: here ``open`` and ``edit`` of a second file
+    reuse the first file's call ids. Each result answers its own call, ids are made unique,
+    and the file's one warning names the reused ids and where they recur."""
+    imported = import_file(FIXTURES / "timeout_reused_call_ids.traj")
+    t = imported.transcript
+    calls = [c.id for m in t.messages for c in m.tool_calls or []]
+    assert calls == ["call_1", "call_2", "call_1#2", "call_2#2", "call_3"]
+    assert [m.tool_call_id for m in t.messages if m.role == "tool"] == calls
+    assert "/repo/app/cli.py" in t.messages[7].content  # the second open's own result
+    (warning,) = imported.warnings
+    assert "2 tool call(s) reuse" in warning
+    assert "'call_1' at message 6" in warning and "'call_2' at message 8" in warning
+
+
+def test_reused_call_ids_credit_each_edit_to_its_own_file():
+    """SWE-agent's ``edit`` names no file: the file is the one its result shows open, so a
+    result paired with the wrong call credits the edit to the wrong file."""
+    t = import_file(FIXTURES / "timeout_reused_call_ids.traj").transcript
+    config = CompactionConfig(
+        context_window=t.total_tokens, trigger_ratio=0.97, head_messages=2, tail_tokens=40
+    )
+    probes = generate_probes(t, find_points(t, config)[-1], ProbeConfig(types=["artifact"]))
+    facts = {p.question: {(f.kind, f.text) for f in p.gold.facts} for p in probes}
+    config_py = facts["What did we change in `/repo/app/config.py`?"]
+    cli_py = facts["What did we change in `/repo/app/cli.py`?"]
+    assert ("detail", "DEFAULT_TIMEOUT = 30") in config_py
+    assert ("identifier", "--timeout") in cli_py
+    assert ("identifier", "--timeout") not in config_py
+    listed = set().union(*facts.values())
+    assert {("modified", "/repo/app/config.py"), ("modified", "/repo/app/cli.py")} <= listed
+    assert ("read", "/repo/app/cli.py") not in listed
+
+
 # --- the real trajectories -------------------------------------------------------------------
 
 REAL = {  # messages, tool calls, warnings (the final submit of the older two has no observation)

@@ -313,6 +313,24 @@ def test_no_points_in_a_session_shorter_than_the_head(tmp_path, capsys):
     assert report["no_points"].endswith("no smaller window finds one (too few messages)")
 
 
+def test_head_over_the_trigger_and_no_probe_are_warned(tmp_path, capsys):
+    """Small talk behind a long head: compacts at every message, and gives no probe."""
+    chat = [{"role": "system", "content": "You are a helpful assistant. " * 20}]
+    for n in range(6):
+        chat.append({"role": "user", "content": f"Thanks, that helps a lot, round {n}."})
+        chat.append({"role": "assistant", "content": "Glad to hear it, happy to help any time."})
+    path = tmp_path / "small_talk.json"
+    path.write_text(json.dumps(chat))
+    overrides = ["compaction.context_window=100", "compaction.tail_tokens=20"]
+    (report,) = _report(capsys, str(path), *overrides)
+    assert report["points"] and not any(sum(p["probes"].values()) for p in report["points"])
+    assert report["head_warning"].startswith("the protected head alone (2 message(s), ")
+    assert report["no_probes"].startswith(f"{len(report['points'])} compaction point(s) but no")
+    assert main([str(path), *overrides]) == 0
+    out = capsys.readouterr().out
+    assert "warning: the protected head alone" in out and "but no probe (" in out
+
+
 def test_corrupt_file_among_good_ones(session_file, tmp_path, capsys):
     bad = tmp_path / "broken.jsonl"
     bad.write_text('{"role": "user", "content": "hi"}\n{"role": "assistant", "content": \n')

@@ -56,10 +56,14 @@ def render(report: dict[str, Any], console: Console, probes: bool) -> None:
         f"head {comp['head_messages']} messages, tail {comp['tail_tokens']:,} tokens, "
         f"points={comp['points']}"
     )
+    if report["head_warning"]:
+        console.print(f"[yellow]warning:[/] {escape(report['head_warning'])}", soft_wrap=True)
     if report["no_points"]:
         console.print(escape(report["no_points"]), soft_wrap=True)
         return
     _points_table(report, console)
+    if report["no_probes"]:
+        console.print(f"[yellow]warning:[/] {escape(report['no_probes'])}", soft_wrap=True)
     if probes:
         _probe_listing(report, console)
 

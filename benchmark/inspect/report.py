@@ -9,9 +9,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, get_args
 
-from benchmark.compaction import CompactionConfig, find_points
+from benchmark.compaction import CompactionConfig, find_points, head_warning
 from benchmark.config import BenchmarkConfig
-from benchmark.probe.extract import generate_probes
+from benchmark.probe.extract import generate_probes, why_no_probes
 from benchmark.probe.models import PROBE_TYPES
 from benchmark.probe.repeats import FirstAsked
 from benchmark.redaction import redactor_for
@@ -42,8 +42,10 @@ def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) ->
     types = [p for p in PROBE_TYPES if p in probe_config.types]
     point_reports = []
     first_asked = FirstAsked()  # as a job does: a repeated question is asked once
+    made = 0
     for point in points:
         found = first_asked(generate_probes(t, point, probe_config))
+        made += len(found)
         report: dict[str, Any] = {
             **point.model_dump(exclude={"transcript_id"}),
             "region_tokens": sum(counts[point.head_end : point.tail_start]),
@@ -90,6 +92,8 @@ def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) ->
         "points": point_reports,
         "repeated_probes": first_asked.repeated,
         "no_points": None if points else why_no_points(t, comp),
+        "head_warning": head_warning(t, comp),
+        "no_probes": why_no_probes(t, points, probe_config) if points and not made else None,
     }
 
 

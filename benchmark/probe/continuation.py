@@ -1,9 +1,10 @@
 """Continuation probes: the state at the compaction point.
 
-Pending tasks come from the assistant's checklists and next-step lists, and
-from its plan tool (``TodoWrite``, ``update_plan``); a task checked off later
-(in the region or the tail, never past the point's end) is done. Failing
-tests come from test runs; a later run that passes them closes them.
+Pending tasks come from the assistant's checklists, next-step lists and
+one-line task lists ("Remaining work: a; b."), and from its plan tool
+(``TodoWrite``, ``update_plan``); a task checked off later (in the region or
+the tail, never past the point's end) is done. Failing tests come from test
+runs; a later run that passes them closes them.
 Questions and evidence stay in the region; the tail only updates state.
 """
 
@@ -17,6 +18,7 @@ from benchmark.activity.plans import plans
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Evidence, Fact
 from benchmark.probe.runs import still_failing
+from benchmark.probe.task_lines import inline_tasks
 from benchmark.probe.text import clip, normalize, prose, sentences, trim
 
 MAX_TASKS = 12
@@ -31,7 +33,6 @@ _HEADING = re.compile(
     r"checklist|still to do)\b[^\n]{0,40}$",
     re.I,
 )
-_INLINE_TODO = re.compile(r"^\s*TODO:\s+(\S.*?)\s*$")
 _INTENT = re.compile(
     r"^(?:next|now|then|after that|finally)\b|\b(?:I'll|I will|let's|let me|we need to|"
     r"we should|next step|we can now)\b",
@@ -79,9 +80,8 @@ def _mentions(content: str, index: int) -> Iterator[Mention]:
                 if text:
                     yield Mention(normalize(text), text, index, False)
                 continue
-            todo = _INLINE_TODO.match(line)
-            if todo and trim(todo.group(1)):
-                yield Mention(normalize(trim(todo.group(1))), trim(todo.group(1)), index, False)
+            for text in inline_tasks(line):
+                yield Mention(normalize(text), text, index, False)
             if line.strip():
                 under_heading = False
 

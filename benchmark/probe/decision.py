@@ -4,7 +4,9 @@ A decision is a sentence with a cue (``decided to``, ``going with``,
 ``Decision:``...) plus a rationale (``because``, ``since``, ``so that``) or a
 rejected alternative (``rather than``, ``instead of``, ``over``); a rationale
 or a "considered X" may also sit in the neighbouring sentence. Every clause
-is a verbatim slice of the sentence.
+is a verbatim slice of the sentence. A choice that names nothing ("make the
+necessary edit") or a rationale cut mid-sentence is no decision to ask about
+(``benchmark.probe.wording``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from dataclasses import dataclass
 
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Fact
-from benchmark.probe.text import clip, normalize, sentences, trim
+from benchmark.probe.text import MAX_FACT, clip, normalize, sentences, trim
+from benchmark.probe.wording import has_content, is_cut
 
 _CUE = re.compile(
     r"\b(?:decision\s*:|decided\s+(?:to|on|that)|decide\s+(?:to|on)|(?:go|going|went)\s+with|"
@@ -38,6 +41,8 @@ _NEXT_RATIONALE = re.compile(
     r"^(?:this is because|that's because|because|the reason is(?: that)?|the reason:)\s+(.+)$",
     re.I,
 )
+# "because it is faster and I rejected X": the rationale ends before the alternative's "and".
+_DANGLING_JOIN = re.compile(r"(?:,|\s)\s*(?:and|but)\s*$", re.I)
 MIN_CLAUSE = 3
 LOOK_BACK = 3  # sentences before an announced fix that may hold its diagnosis
 
@@ -61,9 +66,8 @@ def decisions(view: View) -> list[Decision]:
             continue
         said = list(sentences(msg.content))
         for n, sentence in enumerate(said):
-            found = _parse(
-                sentence, said[n - 1] if n else "", said[n + 1] if n + 1 < len(said) else ""
-            )
+            before, after = said[n - 1] if n else "", said[n + 1] if n + 1 < len(said) else ""
+            found = _parse(sentence, before, after, msg.content)
             if found is None or normalize(found[0]) in seen:
                 continue
             seen.add(normalize(found[0]))
@@ -71,7 +75,11 @@ def decisions(view: View) -> list[Decision]:
     return out
 
 
-def _parse(sentence: str, before: str, after: str) -> tuple[str, str, tuple[str, ...]] | None:
+def _parse(
+    sentence: str, before: str, after: str, content: str
+) -> tuple[str, str, tuple[str, ...]] | None:
+    """(choice, rationale, alternatives) of a decision sentence; ``None`` when it states
+    none: no cue, a choice without content, or neither a whole rationale nor an alternative."""
     cue = _CUE.search(sentence)
     if cue is None:
         return None
@@ -96,17 +104,19 @@ def _parse(sentence: str, before: str, after: str) -> tuple[str, str, tuple[str,
     rationale = ""
     if why is not None:
         stop = min([m.start() for m in alts if m.start() > first_why] + [len(rest)])
-        rationale = _clause(rest[why.end() : stop])
+        rationale = _reason(_DANGLING_JOIN.sub("", rest[why.end() : stop]), content)
     if not rationale:
         nxt = _NEXT_RATIONALE.match(after)
         if nxt:
-            rationale = _clause(nxt.group(1))
+            rationale = _reason(nxt.group(1), content)
     for context in (sentence[: cue.start()], before, after):
         considered = _CONSIDERED.search(context)
         if considered:
             alternatives.extend(_options(_clause(considered.group(1))))
     alternatives = [a for a in dict.fromkeys(alternatives) if normalize(a) != normalize(choice)]
-    if len(choice) < MIN_CLAUSE or not (rationale or alternatives):
+    if len(choice) < MIN_CLAUSE or not _stated(choice, content):
+        return None
+    if not (rationale or alternatives):
         return None
     return choice, rationale, tuple(alternatives)
 
@@ -114,6 +124,21 @@ def _parse(sentence: str, before: str, after: str) -> tuple[str, str, tuple[str,
 def _clause(text: str) -> str:
     """A clause ends at a semicolon; it is clipped and trimmed, and stays verbatim."""
     return trim(clip(text.split(";", 1)[0]))
+
+
+def _reason(text: str, content: str) -> str:
+    """A rationale clause of ``content``, or "" when it is not whole: too long to keep
+    without cutting it, or cut in the message itself."""
+    clause = text.split(";", 1)[0].strip()
+    if len(clause) > MAX_FACT:
+        return ""
+    reason = trim(clause)
+    return "" if not reason or is_cut(reason, content) else reason
+
+
+def _stated(choice: str, content: str) -> bool:
+    """Whether a choice says what was chosen, in full (see ``benchmark.probe.wording``)."""
+    return has_content(choice) and not is_cut(choice, content)
 
 
 def _options(clause: str) -> list[str]:
@@ -202,13 +227,6 @@ _PURPOSE = re.compile(
 )
 _BECAUSE = re.compile(r"\s*,?\s+(?:because|since|given that)\s+|\s*,\s*as\s+", re.I)
 _LEAD_BECAUSE = re.compile(r"^(?:since|because|as|given that)\s+(?P<why>.{8,}?),?$", re.I)
-# Words that do not say what changes: "edit the code", "make the necessary changes".
-_VAGUE_TEXT = """
-    the this that these those it its a an code file files change changes edit edits fix
-    necessary needed required logic accordingly line lines function script above same
-    following now there here
-"""
-_VAGUE = frozenset(_VAGUE_TEXT.split())
 _RETRY = re.compile(r"\b(?:again|retry|re-?try|once more)\b", re.I)
 _STRONG = re.compile(
     r"\b(?:due to|caused by|because of|because|since|"
@@ -256,7 +274,7 @@ def fixes(view: View, skip: set[str]) -> list[Fix]:
         if op.path in done:
             continue
         content = view.transcript.messages[op.action_index].content or ""
-        found = _fix_in(list(sentences(content)), skip)
+        found = _fix_in(list(sentences(content)), skip, content)
         if found is not None:  # one change per sentence, even when a patch touches many files
             done.add(op.path)
             skip = skip | {found[0]}
@@ -264,7 +282,7 @@ def fixes(view: View, skip: set[str]) -> list[Fix]:
     return out
 
 
-def _fix_in(said: list[str], skip: set[str]) -> tuple[str, str, str, str, str] | None:
+def _fix_in(said: list[str], skip: set[str], content: str) -> tuple[str, str, str, str, str] | None:
     for n, sentence in enumerate(said):
         cue = _FIX.search(sentence)
         if cue is None or sentence in skip or _RETRY.search(sentence):
@@ -273,7 +291,7 @@ def _fix_in(said: list[str], skip: set[str]) -> tuple[str, str, str, str, str] |
         why = ""
         because = _BECAUSE.search(rest)
         if because:
-            rest, why = rest[: because.start()], _clause(rest[because.end() :])
+            rest, why = rest[: because.start()], _reason(rest[because.end() :], content)
         end = _PURPOSE.search(rest)
         choice = _clause(rest[: end.start()] if end else rest)
         alternative = ""
@@ -288,35 +306,29 @@ def _fix_in(said: list[str], skip: set[str]) -> tuple[str, str, str, str, str] |
             purpose = _clause(rest[end.start() :].strip()[3:])
         lead = _LEAD_BECAUSE.match(sentence[: cue.start()].strip())
         if not why and lead:
-            why = _clause(lead.group("why"))
+            why = _reason(lead.group("why"), content)
         for before in reversed(said[max(0, n - LOOK_BACK) : n]) if not why else ():
-            why = _diagnosis(before)
+            why = _diagnosis(before, content)
             if why:
                 break
-        if why and _specific(choice):
+        if why and _stated(choice, content):
             return sentence, choice, purpose, why, alternative
     return None
 
 
-def _specific(choice: str) -> bool:
-    """Whether the choice names what changes ("add the missing colon", not "edit the code")."""
-    words = re.findall(r"[\w'`.-]+", choice.lower())[1:]
-    return len(choice) >= 8 and any(w.strip("`'.") not in _VAGUE for w in words)
-
-
-def _diagnosis(sentence: str) -> str:
+def _diagnosis(sentence: str, content: str) -> str:
     """What a sentence says is wrong: the cause after "due to"/"where", or the sentence itself."""
     if sentence.endswith("?") or _FIX.search(sentence):
         return ""
     strong = _STRONG.search(sentence)
     if strong:
-        return _clause(sentence[strong.end() :])
+        return _reason(sentence[strong.end() :], content)
     where = _WHERE.search(sentence)
     if where and _WEAK.search(sentence[where.end() :]):
-        return _clause(sentence[where.end() :])
+        return _reason(sentence[where.end() :], content)
     if _WEAK.search(sentence):
         lead = _LEAD.match(sentence)
-        return _clause(sentence[lead.end() :] if lead else sentence)
+        return _reason(sentence[lead.end() :] if lead else sentence, content)
     return ""
 
 

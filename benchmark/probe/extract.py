@@ -23,7 +23,7 @@ from benchmark.probe.recall import recall_candidates
 from benchmark.transcript.models import Transcript
 
 # Bump when extraction changes what it produces: it keys the probe cache.
-EXTRACTOR_VERSION = "3"
+EXTRACTOR_VERSION = "4"
 
 EXTRACTORS: dict[ProbeType, Callable[[View], list[Candidate]]] = {
     "recall": recall_candidates,
@@ -61,6 +61,36 @@ def generate_probes(
         for n, candidate in enumerate(chosen):
             probes.append(to_probe(transcript, point, view, candidate, n))
     return probes
+
+
+def why_no_probes(
+    transcript: Transcript, points: list[CompactionPoint], config: ProbeConfig
+) -> str:
+    """One line: ``N compaction point(s) but no probe (reason)``, with what the regions hold.
+
+    Points find regions, probes need something in them to ask about; saying which
+    is missing (the regions are tiny, hold no tool call, or nothing extractable)
+    points at the fix (a larger window, other probe types, another log).
+    """
+    regions = [range(p.head_end, p.tail_start) for p in points]
+    largest = max(regions, key=len, default=range(0))
+    msgs = [transcript.messages[i] for i in largest]
+    tokens = sum(m.tokens for m in msgs)
+    calls = sum(len(m.tool_calls or []) for m in msgs)
+    said = sum(1 for m in msgs if m.role == "assistant" and (m.content or "").strip())
+    holds = (
+        f"the largest region holds {len(msgs)} message(s), {tokens:,} tokens, "
+        f"{calls} tool call(s), {said} assistant message(s) with text"
+    )
+    if len(msgs) <= 1:
+        reason = f"regions too small: {holds}"
+    elif not calls and not said:
+        reason = f"no tool calls and no assistant text in the regions: {holds}"
+    else:
+        reason = f"nothing extractable: {holds}"
+    if set(config.types) != set(PROBE_TYPES):
+        reason += f"; probe.types={list(config.types)}"
+    return f"{len(points)} compaction point(s) but no probe ({reason})"
 
 
 def select(candidates: list[Candidate], k: int, view: View, rng: random.Random) -> list[Candidate]:

@@ -7,6 +7,15 @@ into OpenAI chat messages: calls go on the assistant message as
 whose result never comes, and a result whose call is not in the log, are
 reported as warnings; an orphaned result is kept as a user message with its
 text verbatim (a ``tool`` message must answer a call), never dropped.
+
+Some logs reuse a call id (SWE-agent function-calling logs do). A result
+answers the nearest unanswered call of its id: calls of earlier turns are
+closed when a turn ends, so that is a call of the current turn, the first
+still waiting when one turn holds several (results come in call order).
+Every later call of a used id is renamed ``<id>#2``, ``<id>#3`` ... with its
+result, so ids are unique in the transcript and everything downstream that
+pairs by id (activity, policies, answerers, the Responses API) pairs them as
+the log did. One warning per file names the reused ids and where.
 """
 
 from __future__ import annotations
@@ -33,7 +42,10 @@ class ConversationBuilder:
     def __init__(self, doc: Document) -> None:
         self._doc = doc
         self._messages: list[tuple[dict[str, Any], int | None, str]] = []
-        self._pending: dict[str, tuple[str, str]] = {}  # call id -> (tool name, where)
+        # call id as logged -> its unanswered calls, oldest first: (unique id, tool name, where)
+        self._pending: dict[str, list[tuple[str, str, str]]] = {}
+        self._ids: set[str] = set()  # the unique ids given so far
+        self._reused: list[tuple[str, str]] = []  # (id as logged, where) of each later use
         self._open: int | None = None  # the assistant message that may still take calls
         self._merge_key: object = None
 
@@ -84,16 +96,16 @@ class ConversationBuilder:
         if not isinstance(arguments, str):
             arguments = json.dumps({} if arguments is None else arguments, ensure_ascii=False)
         message = self._messages[self._open][0]  # type: ignore[index]
+        unique = self._called(call_id, name, _where(line, len(self._messages) - 1))
         message.setdefault("tool_calls", []).append(
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+            {"id": unique, "type": "function", "function": {"name": name, "arguments": arguments}}
         )
-        self._pending[call_id] = (name, _where(line, len(self._messages) - 1))
 
     def result(self, call_id: str, text: str, line: int | None = None) -> None:
         """A tool's result; its call must be pending, or it is kept as an orphan."""
-        if call_id in self._pending:
-            del self._pending[call_id]
-            self._append({"role": "tool", "tool_call_id": call_id, "content": text}, line)
+        unique = self._answered(call_id)
+        if unique is not None:
+            self._append({"role": "tool", "tool_call_id": unique, "content": text}, line)
             self._open = None
             return
         self._doc.warn(
@@ -112,10 +124,11 @@ class ConversationBuilder:
             item["role"] = "system"
         role = item.get("role")
         if role == "tool" and isinstance(item.get("tool_call_id"), str) and item["tool_call_id"]:
-            if item["tool_call_id"] not in self._pending:
+            unique = self._answered(item["tool_call_id"])
+            if unique is None:
                 self.result(item["tool_call_id"], _text_field(item), line)
                 return
-            del self._pending[item["tool_call_id"]]
+            item["tool_call_id"] = unique
             self._append(item, line, where)
             self._open = None
             return
@@ -125,6 +138,7 @@ class ConversationBuilder:
         calls = item.get("tool_calls")
         self._open = None
         if role == "assistant" and isinstance(calls, list):
+            item["tool_calls"] = calls = [dict(c) if isinstance(c, dict) else c for c in calls]
             for k, call in enumerate(calls):
                 function = call.get("function") if isinstance(call, dict) else None
                 if not isinstance(function, dict):
@@ -136,17 +150,18 @@ class ConversationBuilder:
                         line,
                     )
                 if isinstance(call.get("id"), str):
-                    name = function.get("name", "?")
-                    self._pending[call["id"]] = (str(name), _where(line, len(self._messages) - 1))
+                    name = str(function.get("name", "?"))
+                    at = _where(line, len(self._messages) - 1)
+                    call["id"] = self._called(call["id"], name, at)
 
     # --- result ---------------------------------------------------------------------------
 
     def finish(self) -> list[Message]:
-        for call_id, (name, where) in self._pending.items():
-            self._doc.warn(
-                f"tool call {name!r} ({call_id}) at {where} has no result (the log ends)"
-            )
+        for unique, name, where in self._unanswered():
+            self._doc.warn(f"tool call {name!r} ({unique}) at {where} has no result (the log ends)")
         self._pending.clear()
+        if self._reused:
+            self._doc.warn(_reuse_warning(self._reused))
         messages, mended, first = [], 0, ""
         for item, line, where in self._messages:
             try:
@@ -182,9 +197,48 @@ class ConversationBuilder:
 
     def _close_pending(self, line: int | None) -> None:
         """Calls still pending when the conversation moves on will get no result."""
-        for call_id, (name, where) in self._pending.items():
-            self._doc.warn(f"tool call {name!r} ({call_id}) at {where} has no result", line)
+        for unique, name, where in self._unanswered():
+            self._doc.warn(f"tool call {name!r} ({unique}) at {where} has no result", line)
         self._pending.clear()
+
+    def _called(self, call_id: str, name: str, where: str) -> str:
+        """Registers a call awaiting its result; returns its id, made unique if reused."""
+        unique, n = call_id, 1
+        while unique in self._ids:
+            n += 1
+            unique = f"{call_id}#{n}"
+        if n > 1:
+            self._reused.append((call_id, where))
+        self._ids.add(unique)
+        self._pending.setdefault(call_id, []).append((unique, name, where))
+        return unique
+
+    def _answered(self, call_id: str) -> str | None:
+        """The unique id of the nearest unanswered call of ``call_id`` (now answered)."""
+        calls = self._pending.get(call_id)
+        if not calls:
+            return None
+        unique = calls.pop(0)[0]
+        if not calls:
+            del self._pending[call_id]
+        return unique
+
+    def _unanswered(self) -> list[tuple[str, str, str]]:
+        return [call for calls in self._pending.values() for call in calls]
+
+
+def _reuse_warning(reused: list[tuple[str, str]]) -> str:
+    """One line for every reused call id of a file: which ids, where, what was done."""
+    firsts: dict[str, str] = {}
+    for call_id, where in reused:
+        firsts.setdefault(call_id, where)
+    shown = ", ".join(f"{call_id!r} at {where}" for call_id, where in list(firsts.items())[:3])
+    more = f" and {len(firsts) - 3} more id(s)" if len(firsts) > 3 else ""
+    return (
+        f"{len(reused)} tool call(s) reuse an earlier call's id (first reuse of {shown}{more}): "
+        "each result is paired with the nearest unanswered call of its id, and the later "
+        "calls are renamed '<id>#2', '<id>#3'... with their results"
+    )
 
 
 def _where(line: int | None, index: int) -> str:
