@@ -25,6 +25,7 @@ from benchmark.components import instantiate_target
 from benchmark.config import BenchmarkConfig, ComponentConfig
 from benchmark.errors import UserError
 from benchmark.judge.base import Judge, JudgeRequest, Judgment
+from benchmark.judge.measured import not_measured
 from benchmark.llm import UsageLedger, close_all
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.loop import run, submit
@@ -86,7 +87,13 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     loaded = load_transcripts(config.transcript, redactor_for(config))
     transcripts = loaded.transcripts
     points_of = _points(transcripts, config.compaction)
-    scheduler = ProbeScheduler(parts, config.rubric, config.execution.max_probes_in_flight)
+    unmeasured = not_measured(config.rubric, parts.judge, parts.answerer)
+    scheduler = ProbeScheduler(
+        parts,
+        config.rubric,
+        config.execution.max_probes_in_flight,
+        rollup=config.rubric.without(unmeasured),
+    )
     pending: list[tuple[CompactionPoint, list[Message], list[Future[ProbeResult]]]] = []
     try:
         with JobProgress(parts.ledger, config.execution.progress) as progress:
@@ -127,6 +134,7 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
         transcripts=[t.id for t in transcripts],
         inputs=loaded.manifest,
         rubric=config.rubric,
+        not_measured=unmeasured,
         points=points,
         usage={
             **parts.ledger.metrics(),
@@ -201,7 +209,8 @@ def run_point(
     probes = load_or_generate(transcript, point, config.probe, config.cache_path, writer=writer)
     before = (previous.point, previous.context) if previous is not None else None
     context = compact_point(config, transcript, point, policy, before)
-    results = [evaluate(probe, context, answerer, judge, config.rubric) for probe in probes]
+    rollup = config.rubric.without(not_measured(config.rubric, judge, answerer))
+    results = [evaluate(probe, context, answerer, judge, config.rubric, rollup) for probe in probes]
     tokens_after = sum(m.tokens for m in context)
     return PointResult(point=point, tokens_after=tokens_after, context=context, probes=results)
 
@@ -217,10 +226,19 @@ def compact(policy: Policy, parts: Segments) -> list[Message]:
 
 
 def evaluate(
-    probe: Probe, context: list[Message], answerer: Answerer, judge: Judge, rubric: Rubric
+    probe: Probe,
+    context: list[Message],
+    answerer: Answerer,
+    judge: Judge,
+    rubric: Rubric,
+    rollup: Rubric | None = None,
 ) -> ProbeResult:
-    """Answer from the compacted context alone, then judge blind; failures are recorded."""
-    coro = aevaluate(probe, context, answerer, judge, rubric, inline=True)
+    """Answer from the compacted context alone, then judge blind; failures are recorded.
+
+    The judge scores every criterion of ``rubric``; the probe's score rolls up over
+    ``rollup`` (default ``rubric``), which leaves out dimensions the judge cannot measure.
+    """
+    coro = aevaluate(probe, context, answerer, judge, rubric, inline=True, rollup=rollup)
     if has_async(answerer, judge):
         return run(coro)
     try:  # every stage is synchronous: the coroutine never suspends, so drive it here
@@ -241,6 +259,7 @@ async def aevaluate(
     judge: Judge,
     rubric: Rubric,
     inline: bool = False,
+    rollup: Rubric | None = None,
 ) -> ProbeResult:
     """:func:`evaluate` as a coroutine (see :func:`stage_call` for ``inline``)."""
     try:
@@ -266,7 +285,7 @@ async def aevaluate(
             judgment = Judgment(failed=True, error=f"{type(exc).__name__}: {exc}")
     score = None
     if not (answer.failed or judgment.failed):
-        score = aggregate(rubric, [judgment.scores()]).overall
+        score = aggregate(rollup or rubric, [judgment.scores()]).overall
     return ProbeResult(probe=probe, answer=answer, judgment=judgment, score=score)
 
 
@@ -288,9 +307,12 @@ class ProbeScheduler:
     is nothing to overlap, and results stay exactly sequential.
     """
 
-    def __init__(self, parts: Parts, rubric: Rubric, limit: int) -> None:
+    def __init__(
+        self, parts: Parts, rubric: Rubric, limit: int, rollup: Rubric | None = None
+    ) -> None:
         self.parts = parts
         self.rubric = rubric
+        self.rollup = rollup or rubric
         self.concurrent = has_async(parts.answerer, parts.judge)
         self.limit = limit
         self._slots: asyncio.Semaphore | None = None
@@ -299,7 +321,9 @@ class ProbeScheduler:
         self, probe: Probe, context: list[Message], progress: JobProgress
     ) -> Future[ProbeResult]:
         if not self.concurrent:
-            result = evaluate(probe, context, self.parts.answerer, self.parts.judge, self.rubric)
+            result = evaluate(
+                probe, context, self.parts.answerer, self.parts.judge, self.rubric, self.rollup
+            )
             progress.finished(result.failed)
             done: Future[ProbeResult] = Future()
             done.set_result(result)
@@ -313,7 +337,12 @@ class ProbeScheduler:
             self._slots = asyncio.Semaphore(self.limit)
         async with self._slots:
             result = await aevaluate(
-                probe, context, self.parts.answerer, self.parts.judge, self.rubric
+                probe,
+                context,
+                self.parts.answerer,
+                self.parts.judge,
+                self.rubric,
+                rollup=self.rollup,
             )
         progress.finished(result.failed)
         return result

@@ -49,6 +49,11 @@ class JobResult(BaseModel):
     policy: str
     transcripts: list[str]
     rubric: Rubric
+    not_measured: list[str] = Field(
+        default_factory=list,
+        description="dimensions the judge cannot tell apart for this answerer (e.g. "
+        "instruction_following offline): scored, but left out of every roll-up",
+    )
     points: list[PointResult]
     inputs: TranscriptManifest | None = Field(
         None, description="the transcripts used (files and hashes) and the files skipped"
@@ -62,13 +67,18 @@ class JobResult(BaseModel):
     )
 
     @property
+    def rollup_rubric(self) -> Rubric:
+        """The rubric the roll-up uses: ``rubric`` without the ``not_measured`` dimensions."""
+        return self.rubric.without(self.not_measured)
+
+    @property
     def probe_results(self) -> list[ProbeResult]:
         return [r for p in self.points for r in p.probes]
 
     def scores(self, probe_type: str | None = None) -> Scores:
         """Roll-up over judged probes (failed ones are counted, not scored)."""
         return aggregate(
-            self.rubric,
+            self.rollup_rubric,
             (
                 r.judgment.scores()
                 for r in self.probe_results
@@ -79,10 +89,11 @@ class JobResult(BaseModel):
     def dimension_scores(self, result: ProbeResult) -> dict[str, float | None]:
         """One probe's score per rubric dimension (the rubric's roll-up of its judgment);
         None for dimensions it was not judged on, and for failed probes."""
+        rubric = self.rollup_rubric
         if result.failed:
-            return dict.fromkeys(self.rubric.dimensions)
-        dims = aggregate(self.rubric, [result.judgment.scores()]).dimensions
-        return {d: dims.get(d) for d in self.rubric.dimensions}
+            return dict.fromkeys(rubric.dimensions)
+        dims = aggregate(rubric, [result.judgment.scores()]).dimensions
+        return {d: dims.get(d) for d in rubric.dimensions}
 
     def intervals(self) -> dict[str, float]:
         """95% cluster-bootstrap bounds of the roll-up as metrics: ``overall/ci_low``,
@@ -102,7 +113,7 @@ class JobResult(BaseModel):
             for r in self.probe_results
             if not r.failed
         )
-        return dict(_intervals(self.rubric.model_dump_json(), probes))
+        return dict(_intervals(self.rollup_rubric.model_dump_json(), probes))
 
     @property
     def failed_fraction(self) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from benchmark.judge.measured import NOTE
 from benchmark.probe.models import PROBE_TYPES
 from benchmark.results import JobResult
 
@@ -32,6 +33,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
             f"failures: {int(metrics['failures/answers'])} answers, "
             f"{int(metrics['failures/judgments'])} judgments; "
             f"[95% CI]: bootstrap over {clusters} (transcript, point) cluster(s)"
+            + "".join(f"\nn/m = {d}: {NOTE}" for d in result.not_measured)
         ),
     )
     dims = list(result.rubric.dimensions)
@@ -50,7 +52,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
             label,
             str(scores.n),
             _fmt(scores.overall, metrics.get(f"{key}/ci_low"), metrics.get(f"{key}/ci_high")),
-            *(_fmt(scores.dimensions.get(d)) for d in dims),
+            *("n/m" if d in result.not_measured else _fmt(scores.dimensions.get(d)) for d in dims),
         )
 
     add("all", None)

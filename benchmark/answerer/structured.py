@@ -73,7 +73,7 @@ _ASSIGN_LINE = re.compile(r"^\s*[A-Za-z_][\w.\[\]\"']*\s*(?::[^=\n]{1,40})?=(?!=
 LEAD_SHARE = 0.75
 _MIN_OP_TOKENS = 60
 _MAX_INTENT_MESSAGES = 8
-_MAX_RECENT_FILES = 3
+_MAX_RECENT_FILES = 8
 _OUTPUT_LINES = 12
 
 
@@ -115,13 +115,18 @@ def lead_lines(question: str, context: list[Message], budget: int) -> list[str]:
         lines += _reasons(reading, paths[0])
     elif paths and _CHANGE_Q.search(question):
         lines += _changes(reading, paths[0], budget)
-    elif not paths and _FILES_Q.search(question) and _FILE_VERBS.search(question):
+    elif (
+        not paths
+        and _FILES_Q.search(question)
+        and _FILE_VERBS.search(question)
+        and not _NEXT_Q.search(question)
+    ):
         lines += _inventory(reading, read_first=bool(_READ_ONLY_Q.search(question)))
+    tasks = _TASKS_Q.search(question) and (_OPEN_Q.search(question) or _DONE_Q.search(question))
+    if tasks:
+        lines += _tasks(reading, "open" if _OPEN_Q.search(question) else "done")
     if _NEXT_Q.search(question):
         lines += _recent_files(reading) + _intentions(reading)
-    if _TASKS_Q.search(question) and (_OPEN_Q.search(question) or _DONE_Q.search(question)):
-        want = "open" if _OPEN_Q.search(question) else "done"
-        lines += _tasks(reading, want)
     return _within(list(dict.fromkeys(line for line in lines if line.strip())), budget)
 
 
@@ -306,7 +311,8 @@ def _intentions(reading: _Reading) -> list[str]:
 
 
 def _tasks(reading: _Reading, want: str) -> list[str]:
-    """Items of the latest plan (a plan tool call) and checkbox lines in ``want`` state."""
+    """Items of the latest plan (a plan tool call), then checkbox lines in ``want`` state
+    (each item as last restated), the most recently restated first."""
     out: list[str] = []
     found = plans(reading.actions)
     if found:
@@ -319,7 +325,7 @@ def _tasks(reading: _Reading, want: str) -> list[str]:
             key = " ".join(match.group(2).lower().split())
             latest.pop(key, None)
             latest[key] = (state, line.strip())
-    out += [line for state, line in latest.values() if state == want]
+    out += [line for state, line in reversed(latest.values()) if state == want]  # latest first
     return out
 
 

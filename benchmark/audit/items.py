@@ -12,6 +12,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchmark import tokens
+from benchmark.abstention import is_abstention
 from benchmark.audit.answers import build_variants
 from benchmark.audit.config import AuditConfig
 from benchmark.audit.expected import CRITERIA, expected_scores, fabricated
@@ -140,7 +141,7 @@ def probe_items(
     items = []
     for variant, (answer, stated) in variants.answers.items():
         invented = fabricated(answer, probe.question, context, facts)
-        length = tokens.count(answer) if answer.strip() else 0
+        length = 0 if is_abstention(answer) else tokens.count(answer)  # abstention: 0
         expected = expected_scores(
             criteria,
             facts,
