@@ -26,6 +26,7 @@ from benchmark.components import instantiate_target
 from benchmark.config import BenchmarkConfig, ComponentConfig
 from benchmark.errors import UserError
 from benchmark.judge.base import Judge, JudgeRequest, Judgment
+from benchmark.judge.measured import not_measured
 from benchmark.llm import UsageLedger, close_all
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.loop import run, submit
@@ -93,7 +94,13 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     loaded = load_transcripts(config.transcript, redactor_for(config))
     transcripts = loaded.transcripts
     points_of = _points(transcripts, config.compaction)
-    scheduler = ProbeScheduler(parts, config.rubric, config.execution.max_probes_in_flight)
+    unmeasured = not_measured(config.rubric, parts.judge, parts.answerer)
+    scheduler = ProbeScheduler(
+        parts,
+        config.rubric,
+        config.execution.max_probes_in_flight,
+        rollup=config.rubric.without(unmeasured),
+    )
     first_asked = FirstAsked()
     arms = 2 if config.control else 1
     pending: list[_Scheduled] = []
@@ -144,6 +151,7 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
         inputs=loaded.manifest,
         rubric=config.rubric,
         context_window=config.compaction.context_window,
+        not_measured=unmeasured,
         points=points,
         repeated_probes=first_asked.repeated,
         usage={
@@ -277,6 +285,10 @@ def run_point(
     context = compact_point(config, transcript, point, policy, before)
     results = [evaluate(probe, context, answerer, judge, config.rubric) for probe in probes]
     return point_result(config, point, context, results)
+    rollup = config.rubric.without(not_measured(config.rubric, judge, answerer))
+    results = [evaluate(probe, context, answerer, judge, config.rubric, rollup) for probe in probes]
+    tokens_after = sum(m.tokens for m in context)
+    return PointResult(point=point, tokens_after=tokens_after, context=context, probes=results)
 
 
 def compact(policy: Policy, parts: Segments) -> list[Message]:
@@ -290,10 +302,19 @@ def compact(policy: Policy, parts: Segments) -> list[Message]:
 
 
 def evaluate(
-    probe: Probe, context: list[Message], answerer: Answerer, judge: Judge, rubric: Rubric
+    probe: Probe,
+    context: list[Message],
+    answerer: Answerer,
+    judge: Judge,
+    rubric: Rubric,
+    rollup: Rubric | None = None,
 ) -> ProbeResult:
-    """Answer from the compacted context alone, then judge blind; failures are recorded."""
-    coro = aevaluate(probe, context, answerer, judge, rubric, inline=True)
+    """Answer from the compacted context alone, then judge blind; failures are recorded.
+
+    The judge scores every criterion of ``rubric``; the probe's score rolls up over
+    ``rollup`` (default ``rubric``), which leaves out dimensions the judge cannot measure.
+    """
+    coro = aevaluate(probe, context, answerer, judge, rubric, inline=True, rollup=rollup)
     if has_async(answerer, judge):
         return run(coro)
     try:  # every stage is synchronous: the coroutine never suspends, so drive it here
@@ -314,6 +335,7 @@ async def aevaluate(
     judge: Judge,
     rubric: Rubric,
     inline: bool = False,
+    rollup: Rubric | None = None,
 ) -> ProbeResult:
     """:func:`evaluate` as a coroutine (see :func:`stage_call` for ``inline``)."""
     try:
@@ -339,7 +361,7 @@ async def aevaluate(
             judgment = Judgment(failed=True, error=f"{type(exc).__name__}: {exc}")
     score = None
     if not (answer.failed or judgment.failed):
-        score = aggregate(rubric, [judgment.scores()]).overall
+        score = aggregate(rollup or rubric, [judgment.scores()]).overall
     return ProbeResult(probe=probe, answer=answer, judgment=judgment, score=score)
 
 
@@ -361,9 +383,12 @@ class ProbeScheduler:
     is nothing to overlap, and results stay exactly sequential.
     """
 
-    def __init__(self, parts: Parts, rubric: Rubric, limit: int) -> None:
+    def __init__(
+        self, parts: Parts, rubric: Rubric, limit: int, rollup: Rubric | None = None
+    ) -> None:
         self.parts = parts
         self.rubric = rubric
+        self.rollup = rollup or rubric
         self.concurrent = has_async(parts.answerer, parts.judge)
         self.limit = limit
         self._slots: asyncio.Semaphore | None = None
@@ -372,7 +397,9 @@ class ProbeScheduler:
         self, probe: Probe, context: list[Message], progress: JobProgress
     ) -> Future[ProbeResult]:
         if not self.concurrent:
-            result = evaluate(probe, context, self.parts.answerer, self.parts.judge, self.rubric)
+            result = evaluate(
+                probe, context, self.parts.answerer, self.parts.judge, self.rubric, self.rollup
+            )
             progress.finished(result.failed)
             done: Future[ProbeResult] = Future()
             done.set_result(result)
@@ -386,7 +413,12 @@ class ProbeScheduler:
             self._slots = asyncio.Semaphore(self.limit)
         async with self._slots:
             result = await aevaluate(
-                probe, context, self.parts.answerer, self.parts.judge, self.rubric
+                probe,
+                context,
+                self.parts.answerer,
+                self.parts.judge,
+                self.rubric,
+                rollup=self.rollup,
             )
         progress.finished(result.failed)
         return result

@@ -58,6 +58,11 @@ class JobResult(BaseModel):
     policy: str
     transcripts: list[str]
     rubric: Rubric
+    not_measured: list[str] = Field(
+        default_factory=list,
+        description="dimensions the judge cannot tell apart for this answerer (e.g. "
+        "instruction_following offline): scored, but left out of every roll-up",
+    )
     points: list[PointResult]
     context_window: int | None = Field(
         None, description="compaction.context_window: what a compacted context must fit"
@@ -77,13 +82,18 @@ class JobResult(BaseModel):
     )
 
     @property
+    def rollup_rubric(self) -> Rubric:
+        """The rubric the roll-up uses: ``rubric`` without the ``not_measured`` dimensions."""
+        return self.rubric.without(self.not_measured)
+
+    @property
     def probe_results(self) -> list[ProbeResult]:
         return [r for p in self.points for r in p.probes]
 
     def scores(self, probe_type: str | None = None) -> Scores:
         """Roll-up over judged probes (failed ones are counted, not scored)."""
         return aggregate(
-            self.rubric,
+            self.rollup_rubric,
             (
                 r.judgment.scores()
                 for r in self.probe_results
@@ -94,10 +104,11 @@ class JobResult(BaseModel):
     def dimension_scores(self, result: ProbeResult) -> dict[str, float | None]:
         """One probe's score per rubric dimension (the rubric's roll-up of its judgment);
         None for dimensions it was not judged on, and for failed probes."""
+        rubric = self.rollup_rubric
         if result.failed:
-            return dict.fromkeys(self.rubric.dimensions)
-        dims = aggregate(self.rubric, [result.judgment.scores()]).dimensions
-        return {d: dims.get(d) for d in self.rubric.dimensions}
+            return dict.fromkeys(rubric.dimensions)
+        dims = aggregate(rubric, [result.judgment.scores()]).dimensions
+        return {d: dims.get(d) for d in rubric.dimensions}
 
     def intervals(self) -> dict[str, float]:
         """95% interval bounds of the roll-up as metrics: ``overall/ci_low``,
@@ -127,7 +138,7 @@ class JobResult(BaseModel):
             for r in self.probe_results
             if not r.failed
         )
-        return dict(_estimates(self.rubric.model_dump_json(), probes))
+        return dict(_estimates(self.rollup_rubric.model_dump_json(), probes))
 
     @property
     def failed_fraction(self) -> float:
@@ -168,7 +179,7 @@ class JobResult(BaseModel):
                 metrics.update({f"type/{ptype}/{d}": v for d, v in typed.dimensions.items()})
         metrics.update(self.panel_metrics())
         metrics["probes/repeated"] = self.repeated_probes
-        metrics.update(answerer_free_metrics(self.probe_results, self.rubric))
+        metrics.update(answerer_free_metrics(self.probe_results, self.rollup_rubric))
         return metrics
 
     def panel_metrics(self) -> dict[str, float]:

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from benchmark.judge.measured import NOTE
 from benchmark.probe.models import PROBE_TYPES
 from benchmark.results import CI_CONFIDENCE, JobResult
 from benchmark.stats import Estimate, describe, no_test_reason
@@ -40,6 +41,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
             f"[{method}; clusters are (transcript, point)]"
             + (f"; {untested}" if untested else "")
             + over_window(result)
+            + "".join(f"\nn/m = {d}: {NOTE}" for d in result.not_measured)
         ),
     )
     dims = list(result.rubric.dimensions)
@@ -58,7 +60,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
             label,
             str(scores.n),
             _fmt(scores.overall, estimates.get(key)),
-            *(_fmt(scores.dimensions.get(d)) for d in dims),
+            *("n/m" if d in result.not_measured else _fmt(scores.dimensions.get(d)) for d in dims),
         )
 
     add("all", None)

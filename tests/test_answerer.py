@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -315,6 +316,111 @@ def test_real_swe_agent_trajectory() -> None:
     rendered = "\n".join(m.render() for m in context)
     text = ask("Which files did we open or edit?", context)
     assert text
-    assert all(line in rendered for line in text.splitlines())
+    assert all(grounded(line, rendered) for line in text.splitlines())
     assert tokens.count(text) <= 400
     assert "missing_colon.py" in text  # the file the session opened and edited
+
+
+def grounded(line: str, rendered: str) -> bool:
+    """A context line verbatim, or a labelled list ("Modified: `a`, `b`") of context values."""
+    label = re.match(r"^(?:Created|Modified|Read|Changing): (.+)$", line)
+    if label is None:
+        return line in rendered
+    values = re.findall(r"`([^`]+)`", label.group(1))
+    return bool(values) and all(v in rendered for v in values)
+
+
+# Answer-type aware lines (benchmark/answerer/structured.py).
+SESSION = [
+    user("Fix the slug bug."),
+    call("c1", "read_file", path="src/app/views.py"),
+    tool("def index():\n    return render()", "c1"),
+    assistant(
+        "The slug is built twice. We should build it in one helper because the views disagree."
+    ),
+    call(
+        "c2",
+        "write_file",
+        path="src/app/slug.py",
+        content="def slugify(text):\n    return text.lower()",
+    ),
+    tool("wrote src/app/slug.py", "c2"),
+    call("c3", "edit_file", path="src/app/views.py", old_str="x = 1", new_str="SLUG_MAX = 80"),
+    tool("edited", "c3"),
+    call("c4", "bash", command="python -m pytest tests/test_slug.py"),
+    tool("1 passed in 0.02s", "c4"),
+    assistant("Next, let's update the changelog with the new helper."),
+]
+
+
+def test_a_files_question_gathers_the_paths_of_file_operations() -> None:
+    text = ask("Which files did we create, modify or read?", SESSION)
+    lines = text.splitlines()
+    assert lines[0] == "Created: `src/app/slug.py`"
+    assert lines[1] == "Modified: `src/app/views.py`"  # read first, then edited: modified
+    read_only = ask("Which files did we only read, without changing them?", SESSION)
+    assert "src/app/views.py" not in read_only.splitlines()[0]
+
+
+def test_a_change_question_gathers_what_was_written_to_that_file() -> None:
+    text = ask("What did we put in the new file `src/app/slug.py`?", SESSION)
+    assert text.splitlines()[:2] == ["def slugify(text):", "return text.lower()"]
+    assert "SLUG_MAX = 80" in ask("What did we change in `src/app/views.py`?", SESSION)
+    # A file no call wrote to gathers nothing: retrieval answers alone.
+    assert "def slugify" not in ask("What did we change in `README.md`?", SESSION)
+
+
+def test_a_why_question_about_a_change_gathers_what_the_agent_said_there() -> None:
+    text = ask("What did we decide to change in `src/app/slug.py`, and why?", SESSION)
+    assert text.splitlines()[0].startswith("The slug is built twice.")
+
+
+def test_an_output_question_gathers_the_commands_result() -> None:
+    text = ask(
+        "After we changed `src/app/views.py`, what did running "
+        "`python -m pytest tests/test_slug.py` print?",
+        SESSION,
+    )
+    assert text.splitlines()[0] == "1 passed in 0.02s"
+
+
+def test_a_next_step_question_gathers_the_latest_file_and_intention() -> None:
+    text = ask(
+        "Which file were we in the middle of changing, and what were we about to do next?", SESSION
+    )
+    lines = text.splitlines()
+    assert lines[0] == "Changing: `src/app/views.py`"
+    assert "Next, let's update the changelog with the new helper." in lines
+
+
+def test_task_questions_gather_open_or_done_plan_items() -> None:
+    plan = [
+        call("p1", "TodoWrite", todos=[]),  # replaced below with a real list
+    ]
+    todos = [
+        {"content": "Write the slug helper", "status": "completed"},
+        {"content": "Update the changelog", "status": "pending"},
+    ]
+    plan = [
+        Message(
+            role="assistant",
+            tool_calls=[
+                ToolCall(
+                    id="p1",
+                    function=FunctionCall(name="TodoWrite", arguments=json.dumps({"todos": todos})),
+                )
+            ],
+        ),
+        tool("ok", "p1"),
+        assistant("- [x] add tests\n- [ ] bump the version"),
+    ]
+    open_text = ask("Which tasks from our plan were still open (not done yet)?", plan)
+    assert open_text.splitlines()[:2] == ["Update the changelog", "- [ ] bump the version"]
+    done_text = ask("Which items of our task checklist had we already completed?", plan)
+    assert done_text.splitlines()[:2] == ["Write the slug helper", "- [x] add tests"]
+
+
+def test_gathered_lines_are_not_repeated_by_retrieval() -> None:
+    text = ask("What did we put in the new file `src/app/slug.py`?", SESSION)
+    lines = text.splitlines()
+    assert len(lines) == len(set(lines))

@@ -53,7 +53,6 @@ def test_default_run_logs_one_mlflow_run(tmp_path):
         "artifact_trail",
         "completeness",
         "continuity",
-        "instruction_following",
         "tokens/before",
         "tokens/after",
         "compression_ratio",
@@ -62,8 +61,12 @@ def test_default_run_logs_one_mlflow_run(tmp_path):
         "criteria/accuracy_factual",
     ):
         assert name in metrics, name
-    # The seed's tables name 14 criteria (its prose says 12); we keep every one.
-    assert len([m for m in metrics if m.startswith("criteria/")]) == 14
+    # The seed's tables name 14 criteria (its prose says 12). Offline, the reference judge
+    # cannot tell the extractive answerer's answers apart on instruction_following's two:
+    # that dimension and its criteria are left out of the metrics and named in a tag.
+    assert "instruction_following" not in metrics
+    assert len([m for m in metrics if m.startswith("criteria/")]) == 12
+    assert run.data.tags["not_measured"] == "instruction_following"
     assert run.data.params["policy.name"] == "anchor_index"
     assert run.data.params["compaction.context_window"] == "200000"
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}

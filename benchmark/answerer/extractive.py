@@ -18,10 +18,13 @@ from benchmark import identifiers, tokens
 from benchmark.answerer.base import Answer, AnswerRequest
 from benchmark.answerer.passages import passages
 from benchmark.answerer.query import answer_kinds, query_terms, terms
+from benchmark.answerer.structured import LEAD_SHARE, WHY_Q, lead_lines
 from benchmark.transcript.models import Message
 
 # Score factor of a passage holding the kind of identifier the question asks for.
 ANSWER_TYPE_BOOST = 1.5
+# Score factor of the agent's own prose for a question asking why or what was decided.
+REASONING_BOOST = 2.0
 # Cache at most this many distinct contexts: the pipeline asks all probes of a
 # compaction point against one context, then moves on.
 _CACHE_SIZE = 4
@@ -49,6 +52,8 @@ class _Index:
     # Passage -> id of its text with numbers masked: "2 files changed" and
     # "5 files changed" share one, and an answer shows one passage per shape.
     shapes: tuple[int, ...]
+    # Passages of the agent's own prose (assistant text, not tool calls).
+    prose: frozenset[int]
     # Filled on demand: token counts, and passages holding each identifier kind.
     token_counts: dict[int, int] = field(default_factory=dict)
     kinds: dict[str, frozenset[int]] = field(default_factory=dict)
@@ -97,6 +102,9 @@ class ExtractiveAnswerer:
     best are left out. No shared term: an empty answer.
     """
 
+    # Every value an answer shows is context text (benchmark.judge.measured).
+    verbatim = True
+
     def __init__(
         self,
         max_answer_tokens: int = 400,
@@ -118,20 +126,26 @@ class ExtractiveAnswerer:
         self._cache: list[tuple[tuple[Message, ...], _Index]] = []
 
     def answer(self, request: AnswerRequest) -> Answer:
+        leads = lead_lines(
+            request.question, request.context, int(self.max_answer_tokens * LEAD_SHARE)
+        )
+        budget = self.max_answer_tokens - (tokens.count("\n".join(leads)) + 1 if leads else 0)
         query = query_terms(request.question)
-        if not query:
-            return Answer(text="")
-        index = self._index(request.context)
-        scores = self._scores(index, query)
-        if not scores:
-            return Answer(text="")
-        floor = max(scores.values()) * self.min_score_ratio
-        heap = [(-score, pid) for pid, score in scores.items() if score >= floor]
-        heapq.heapify(heap)
-        ranked = (heapq.heappop(heap)[1] for _ in range(len(heap)))
-        return Answer(text=self._assemble(index, ranked))
+        found = ""
+        if query and budget > _MIN_PASSAGE_TOKENS:
+            index = self._index(request.context)
+            scores = self._scores(index, query, bool(WHY_Q.search(request.question)))
+            if scores:
+                floor = max(scores.values()) * self.min_score_ratio
+                heap = [(-score, pid) for pid, score in scores.items() if score >= floor]
+                heapq.heapify(heap)
+                ranked = (heapq.heappop(heap)[1] for _ in range(len(heap)))
+                found = self._assemble(index, ranked, budget, set(leads))
+        return Answer(text="\n".join([*leads, found] if found else leads))
 
-    def _scores(self, index: _Index, query: dict[str, float]) -> dict[int, float]:
+    def _scores(
+        self, index: _Index, query: dict[str, float], reasoning: bool = False
+    ) -> dict[int, float]:
         scores: dict[int, float] = {}
         norms = index.norms
         for term, query_weight in query.items():
@@ -145,16 +159,20 @@ class ExtractiveAnswerer:
             holding = index.holding(kind)
             for pid in holding.intersection(scores):
                 scores[pid] *= ANSWER_TYPE_BOOST
+        if reasoning:
+            for pid in index.prose.intersection(scores):
+                scores[pid] *= REASONING_BOOST
         return scores
 
-    def _assemble(self, index: _Index, ranked: Iterator[int]) -> str:
+    def _assemble(
+        self, index: _Index, ranked: Iterator[int], budget: int, shown_text: set[str]
+    ) -> str:
         """Greedy fill of the token budget; a passage that does not fit is skipped.
 
         The scan stops once the budget is nearly spent, ``_MAX_SKIPS``
         passages in a row did not fit, or ``_MAX_SCAN`` were examined. When
         not even the best passage fits, its leading tokens are the answer.
         """
-        budget = self.max_answer_tokens
         best: int | None = None
         chosen: list[str] = []
         shown: set[int] = set()
@@ -164,7 +182,7 @@ class ExtractiveAnswerer:
             if budget - used <= _MIN_PASSAGE_TOKENS or skips >= _MAX_SKIPS or examined >= _MAX_SCAN:
                 break
             shape = index.shapes[pid]
-            if shape in shown or index.latest[pid] != pid:
+            if shape in shown or index.latest[pid] != pid or index.passages[pid] in shown_text:
                 continue
             cost = index.tokens(pid) + (1 if chosen else 0)
             if used + cost > budget:
@@ -194,6 +212,7 @@ class ExtractiveAnswerer:
     def _build(self, context: list[Message]) -> _Index:
         texts: list[str] = []
         link_only: list[bool] = []
+        prose: set[int] = set()
         lengths: list[int] = []
         postings: dict[str, list[tuple[int, int]]] = {}
         last: dict[str, int] = {}
@@ -205,6 +224,8 @@ class ExtractiveAnswerer:
             pid = len(texts)
             texts.append(passage.text)
             link_only.append(passage.link_only)
+            if passage.prose:
+                prose.add(pid)
             all_terms = own + list(passage.link_terms)
             lengths.append(len(all_terms))
             for term, tf in Counter(all_terms).items():
@@ -219,7 +240,7 @@ class ExtractiveAnswerer:
         )
         shape_ids: dict[str, int] = {}
         shapes = tuple(shape_ids.setdefault(_DIGITS.sub("#", t), len(shape_ids)) for t in texts)
-        return _Index(tuple(texts), postings, norms, latest, shapes)
+        return _Index(tuple(texts), postings, norms, latest, shapes, frozenset(prose))
 
 
 def _restatement(text: str) -> str:

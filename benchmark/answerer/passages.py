@@ -58,6 +58,9 @@ class Passage:
     link_terms: tuple[str, ...]
     # Indexed by its link terms alone (a long action found by what it acted on).
     link_only: bool = False
+    # The agent's own prose (an assistant message's text, not a tool call): where it
+    # states what it decided and why.
+    prose: bool = False
 
 
 def passages(context: list[Message], max_tokens: int, analyze: Analyzer) -> list[Passage]:
@@ -73,13 +76,15 @@ def passages(context: list[Message], max_tokens: int, analyze: Analyzer) -> list
         text = message.render()
         result_link = _result_link(context, i, calls, analyze)
         call_links = _call_links(message, results, calls, i, context, analyze)
+        own = {line.strip() for line in (message.content or "").split("\n")}
         for line, heading in _lines(text, analyze):
             link = heading + _checkbox_terms(line, analyze) + call_links.get(line, [])
             if result_link and _reports_failure(line):
                 link += result_link
             pieces = _cut(line, max_tokens)
+            prose = message.role == "assistant" and line in own and line not in call_links
             for piece in pieces:
-                out.append(Passage(piece, tuple(link[:_MAX_LINK_TERMS])))
+                out.append(Passage(piece, tuple(link[:_MAX_LINK_TERMS]), prose=prose))
             if line in call_links:
                 head = _cut(line, 2 * max_tokens)[0]
                 out.append(Passage(head, tuple(call_links[line][:_MAX_LINK_TERMS]), True))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchmark import tokens
+from benchmark.abstention import is_abstention
 from benchmark.audit.answers import build_variants
 from benchmark.audit.config import AuditConfig
 from benchmark.audit.expected import CRITERIA, expected_bands, fabricated
@@ -143,7 +144,7 @@ def probe_items(
     items = []
     for variant, (answer, stated) in variants.answers.items():
         invented = fabricated(answer, probe.question, context, facts)
-        length = tokens.count(answer) if answer.strip() else 0
+        length = 0 if is_abstention(answer) else tokens.count(answer)  # abstention: 0
         expected = expected_bands(criteria, variant, facts, stated)
         items.append(
             AuditItem(

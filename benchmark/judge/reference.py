@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from benchmark import identifiers, tokens
+from benchmark.abstention import is_abstention
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.judge.matching import EXACT_KINDS, fact_matches
 from benchmark.probe.models import Fact, FactKind
@@ -97,15 +98,22 @@ class ReferenceJudge:
     continuity_work_state         ``r(f(pending, detail, identifier))``, all if none
     continuity_todo_state         ``r(f(pending))``, all if none
     continuity_reasoning          ``r(f(choice, rationale, alternative))``, all if none
-    instruction_format            ``s`` for a non-empty answer of at most
+    instruction_format            ``s`` for an answer of at most
                                   ``max_answer_tokens`` tokens, else
-                                  ``r(max_answer_tokens / answer tokens)``; 0 if empty
-    instruction_constraints       ``max(0, s - p)``; 0 if empty
+                                  ``r(max_answer_tokens / answer tokens)``
+    instruction_constraints       ``max(0, s - p)``
     recall_correctness            ``s`` if f(all) == 1, 0 if f(all) == 0, else
                                   ``r(f(all))`` clamped to ``[1, s - 1]`` (the 2/1/0 scale)
     ============================  ===============================================
 
-    An empty (whitespace-only) answer therefore scores 0 on every criterion.
+    An abstention (``benchmark.abstention``: an empty answer, or one that only
+    declines, such as "Not in context.") scores 0 on every criterion.
+
+    ``unmeasured_criteria(answerer)`` names the criteria this judge cannot tell
+    answers apart on for an answerer that declares ``verbatim = True`` (every
+    value of its answers is context text) and a ``max_answer_tokens`` within
+    this judge's limit: ``instruction_format`` and ``instruction_constraints``
+    are then the full score for every answer it gives (``benchmark.judge.measured``).
     The judge sees only its request: it never learns which policy produced the
     context, and the same request always yields the same judgment.
     """
@@ -140,6 +148,14 @@ class ReferenceJudge:
         self.max_answer_tokens = max_answer_tokens
         self.term_ratio = float(term_ratio)
 
+    def unmeasured_criteria(self, answerer: object) -> frozenset[str]:
+        """Criteria every answer of ``answerer`` gets full marks on, abstentions aside."""
+        limit = getattr(answerer, "max_answer_tokens", None)
+        verbatim = getattr(answerer, "verbatim", False) is True
+        if verbatim and isinstance(limit, int) and limit <= self.max_answer_tokens:
+            return frozenset({"instruction_format", "instruction_constraints"})
+        return frozenset()
+
     def judge(self, request: JudgeRequest) -> Judgment:
         unknown = [c for c in request.rubric_criteria if c not in self.CRITERIA]
         if unknown:
@@ -151,8 +167,10 @@ class ReferenceJudge:
             raise ValueError(f"scale_max must be > 0, got {request.scale_max}")
         answer = request.model_response
         gold = request.ground_truth.facts
-        facts = _Facts(tuple((f, fact_matches(f, answer, self.term_ratio)) for f in gold))
-        empty = not answer.strip()
+        empty = is_abstention(answer)
+        facts = _Facts(
+            tuple((f, not empty and fact_matches(f, answer, self.term_ratio)) for f in gold)
+        )
         fabricated = [] if empty else _fabricated(request)
         results = [
             self._score(name, facts, request.scale_max, answer, empty, fabricated)
@@ -179,7 +197,7 @@ class ReferenceJudge:
             return CriterionResult(criterion=name, score=score, reasoning=why)
         if name == "instruction_constraints":
             if empty:
-                return CriterionResult(criterion=name, score=0, reasoning="empty answer")
+                return CriterionResult(criterion=name, score=0, reasoning="abstention")
             return CriterionResult(
                 criterion=name, score=max(0, s - len(fabricated)), reasoning=fab_note
             )
@@ -210,7 +228,7 @@ class ReferenceJudge:
 
     def _format(self, answer: str, s: int, empty: bool) -> tuple[int, str]:
         if empty:
-            return 0, "empty answer"
+            return 0, "abstention (empty or declining answer)"
         n = tokens.count(answer)
         if n <= self.max_answer_tokens:
             return s, f"non-empty answer of {n} tokens (limit {self.max_answer_tokens})"

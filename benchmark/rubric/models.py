@@ -9,7 +9,7 @@ a dimension with no scored criteria drops out of the overall.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -56,6 +56,31 @@ class Rubric(BaseModel):
     def criteria(self) -> dict[str, str]:
         """criterion -> its dimension."""
         return {c: d for d, crits in self.dimensions.items() for c in crits}
+
+    def dimensions_within(self, criteria: Collection[str]) -> list[str]:
+        """The dimensions every criterion of which is in ``criteria`` (in rubric order)."""
+        return [d for d, crits in self.dimensions.items() if set(crits) <= set(criteria)]
+
+    def without(self, dimensions: Iterable[str]) -> Rubric:
+        """This rubric less ``dimensions`` and their criteria: the roll-up of a job whose
+        judge cannot tell answers apart on them (``benchmark.judge.measured``)."""
+        drop = set(dimensions)
+        unknown = sorted(drop - set(self.dimensions))
+        if unknown:
+            raise ValueError(f"rubric '{self.name}' has no dimension {unknown[0]!r}")
+        if not drop:
+            return self
+        kept = {d: c for d, c in self.dimensions.items() if d not in drop}
+        if not kept:
+            raise ValueError(f"rubric '{self.name}': cannot leave out every dimension")
+        gone = {c for d in drop for c in self.dimensions[d]}
+        by_type = {t: [c for c in cs if c not in gone] for t, cs in self.probe_criteria.items()}
+        return Rubric(
+            name=self.name,
+            scale_max=self.scale_max,
+            dimensions=kept,
+            probe_criteria={t: cs for t, cs in by_type.items() if cs},
+        )
 
 
 class Scores(BaseModel):

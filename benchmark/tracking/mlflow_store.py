@@ -155,6 +155,7 @@ def log_job(
                 "judge": config.judge.name,
                 "answerer": config.answerer.name,
                 "rubric": config.rubric.name,
+                **({"not_measured": ",".join(result.not_measured)} if result.not_measured else {}),
                 **sweep_tags(sweep),
             }
         )
