@@ -83,7 +83,7 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     collected in schedule order, so the outcome does not depend on timing.
     """
     parts = parts or build_parts(config)
-    loaded = load_transcripts(config.transcript, redactor_for(config))
+    loaded = load_transcripts(config.transcript, redactor_for(config), config.cache_path)
     transcripts = loaded.transcripts
     points_of = _points(transcripts, config.compaction)
     scheduler = ProbeScheduler(parts, config.rubric, config.execution.max_probes_in_flight)
