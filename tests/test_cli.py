@@ -32,8 +32,9 @@ def run_cli(args: list[str], cwd) -> subprocess.CompletedProcess:
     )
 
 
-def test_default_run_logs_one_mlflow_run(tmp_path):
-    proc = run_cli([], tmp_path)
+def test_default_run_logs_one_mlflow_run(tmp_path, default_sessions):
+    # The default job, with the session cache the default_sessions fixture filled.
+    proc = run_cli([f"cache.dir={default_sessions[2]}"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Scorecard" in proc.stdout and "overall" in proc.stdout
 
