@@ -1,15 +1,14 @@
 """Inspect or empty the benchmark's caches: ``python -m benchmark.cache [--dir DIR] [info|clear]``.
 
-``info`` shows the LLM reply store (entries by role and model, size) and the
-probe sets; ``clear`` removes both. Only what the benchmark wrote is touched:
-the SQLite reply store and the probe cache's own files, never other files that
-happen to live in the folder.
+``info`` shows the LLM reply store (entries by role and model, size), the
+probe sets and the generated sessions; ``clear`` removes all three. Only what
+the benchmark wrote is touched: the SQLite reply store and the file caches' own
+files, never other files that happen to live in the folder.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,13 +18,18 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmark.errors import UserError
-from benchmark.llm.cache import CacheCorruptError, CacheStats, ResponseCache, cache_files
+from benchmark.llm.cache import CacheCorruptError, CacheStats, ResponseCache
+from benchmark.llm.cache import cache_files as reply_store_files
+from benchmark.probe.cache import PROBE_DIR
+from benchmark.storage import entries
+from benchmark.transcript.generated import SESSION_DIR
 
 DEFAULT_DIR = ".cache/benchmark"  # the default ``cache.dir`` of conf/config.yaml
-PROBE_DIR = "probes"
-# What benchmark.probe.cache writes: ``<sha256>.json``, and ``.<16 hex>.<random>.tmp``
-# while a write is in flight (left behind only if that process died mid-write).
-_PROBE_FILE = re.compile(r"[0-9a-f]{64}\.json|\.[0-9a-f]{16}\..+\.tmp")
+# The file caches under the folder: (what they hold, what their files are, sub-folder).
+FILE_CACHES = (
+    ("probe sets", "probe cache files", PROBE_DIR),
+    ("generated sessions", "session cache files", SESSION_DIR),
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,29 +46,26 @@ def human_size(size: int) -> str:
     raise AssertionError("unreachable")
 
 
-def probe_files(folder: Path) -> list[Path]:
-    """The probe cache's files under ``folder``, sorted (nothing else in ``probes/``)."""
-    probes = folder / PROBE_DIR
-    if not probes.is_dir():
-        return []
-    return sorted(p for p in probes.iterdir() if p.is_file() and _PROBE_FILE.fullmatch(p.name))
+def cache_files(folder: Path, sub: str) -> list[Path]:
+    """The files one file cache wrote under ``folder / sub``, sorted."""
+    return entries(folder / sub)
 
 
 def info(folder: Path, console: Console) -> None:
     stats = ResponseCache(folder).stats() if folder.is_dir() else None
-    probes = probe_files(folder)
-    if stats is None or (not stats.path.exists() and not probes):
+    files = {sub: cache_files(folder, sub) for _, _, sub in FILE_CACHES}
+    if stats is None or (not stats.path.exists() and not any(files.values())):
         console.print(f"cache folder {folder} is empty")
         return
-    probe_bytes = sum(p.stat().st_size for p in probes)
     summary = Table(title=f"cache folder {folder}", show_header=True)
     summary.add_column("store")
     summary.add_column("path")
     summary.add_column("entries", justify="right")
     summary.add_column("size", justify="right")
     summary.add_row("LLM replies", str(stats.path), str(stats.entries), human_size(stats.bytes))
-    probe_dir = str(folder / PROBE_DIR)
-    summary.add_row("probe sets", probe_dir, str(len(probes)), human_size(probe_bytes))
+    for name, _, sub in FILE_CACHES:
+        size = human_size(sum(p.stat().st_size for p in files[sub]))
+        summary.add_row(name, str(folder / sub), str(len(files[sub])), size)
     console.print(summary)
     if stats.entries:
         console.print(_breakdown(stats))
@@ -103,26 +104,27 @@ def clear(folder: Path, console: Console) -> None:
             console.print(f"no LLM reply store in {folder}")
     except CacheCorruptError:
         # A corrupt store holds nothing usable: delete its files outright.
-        for path in cache_files(folder):
+        for path in reply_store_files(folder):
             if path.exists():
                 path.unlink()
                 console.print(f"removed corrupt {path}")
-    probes = probe_files(folder)
-    for path in probes:
-        path.unlink(missing_ok=True)
-    probe_dir = folder / PROBE_DIR
-    if probe_dir.is_dir() and not any(probe_dir.iterdir()):
-        probe_dir.rmdir()
-    if probes:
-        console.print(f"removed {len(probes)} probe cache files from {probe_dir}")
-    else:
-        console.print(f"no probe cache files in {probe_dir}")
+    for _, noun, sub in FILE_CACHES:
+        removed_files = cache_files(folder, sub)
+        for path in removed_files:
+            path.unlink(missing_ok=True)
+        sub_dir = folder / sub
+        if sub_dir.is_dir() and not any(sub_dir.iterdir()):
+            sub_dir.rmdir()
+        if removed_files:
+            console.print(f"removed {len(removed_files)} {noun} from {sub_dir}")
+        else:
+            console.print(f"no {noun} in {sub_dir}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _Parser(
         prog="python -m benchmark.cache",
-        description="Show or clear the benchmark's LLM reply and probe caches.",
+        description="Show or clear the benchmark's LLM reply, probe and session caches.",
     )
     parser.add_argument("--dir", default=DEFAULT_DIR, help=f"cache folder (default: {DEFAULT_DIR})")
     parser.add_argument("action", nargs="?", choices=("info", "clear"), default="info")

@@ -91,7 +91,7 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     answer and judgment from the uncompacted session too.
     """
     parts = parts or build_parts(config)
-    loaded = load_transcripts(config.transcript, redactor_for(config))
+    loaded = load_transcripts(config.transcript, redactor_for(config), config.cache_path)
     transcripts = loaded.transcripts
     points_of = _points(transcripts, config.compaction)
     unmeasured = not_measured(config.rubric, parts.judge, parts.answerer)

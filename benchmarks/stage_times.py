@@ -1,10 +1,14 @@
 """Where the time of one default job goes, stage by stage, measured side by side in one run.
 
-    python benchmarks/stage_times.py [--sessions 2] [--target-tokens 240000]
+    python benchmarks/stage_times.py [--sessions N] [--target-tokens T] [--policies all]
 
-Prints wall time per stage for every LLM-free policy, and the ratio of a warm
-probe cache to a cold one. Not a test: machines here are shared and noisy, so
-read the ratios, not the absolute seconds.
+Defaults to the default job's sessions and probes (conf/transcript/synthetic.yaml,
+conf/probe/default.yaml; seed 0). Prints wall and CPU time per stage (CPU time
+is steadier on a busy machine), cold (empty caches: sessions generated,
+redacted and counted, probes extracted) and warm (read back from the caches,
+as a second run does), and compaction plus answering and judging for
+``anchor_index`` (``--policies all``: every LLM-free policy). Not a test:
+machines here are shared and noisy, so read the ratios, not the absolute seconds.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import argparse
 import tempfile
 import time
 from pathlib import Path
+
+import yaml
 
 from benchmark.answerer import ExtractiveAnswerer
 from benchmark.compaction import CompactionConfig, find_points, segments
@@ -25,72 +31,83 @@ from benchmark.policy import (
     ToolResultClearing,
     Truncate,
 )
-from benchmark.probe.cache import load_or_generate
+from benchmark.probe.cache import load_or_generate as load_probes
 from benchmark.probe.config import ProbeConfig
+from benchmark.redaction import build_redactor
 from benchmark.rubric import Rubric
-from benchmark.transcript.synthetic import generate
+from benchmark.transcript.generated import load_or_generate as load_session
+from benchmark.transcript.generated import session_seed
 
+CONF = Path(__file__).resolve().parents[1] / "conf"
 POLICIES = {
+    "anchor_index": AnchorIndex(),
     "none": NoCompaction(),
     "truncate": Truncate(recent_tokens=20_000),
     "observation_mask": ObservationMask(),
     "tool_clear": ToolResultClearing(),
-    "anchor_index": AnchorIndex(),
 }
 
 
 def main() -> None:
+    default = yaml.safe_load((CONF / "transcript" / "synthetic.yaml").read_text())
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=2)
-    parser.add_argument("--target-tokens", type=int, default=240_000)
+    parser.add_argument("--sessions", type=int, default=default["sessions"])
+    parser.add_argument("--target-tokens", type=int, default=default["target_tokens"])
+    parser.add_argument("--policies", choices=("anchor_index", "all"), default="anchor_index")
     args = parser.parse_args()
 
-    import yaml
-
-    rubric_file = Path(__file__).resolve().parents[1] / "conf" / "rubric" / "seed.yaml"
-    rubric = Rubric.model_validate(yaml.safe_load(rubric_file.read_text()))
+    rubric = Rubric.model_validate(yaml.safe_load((CONF / "rubric" / "seed.yaml").read_text()))
     times: dict[str, float] = {}
+    cpu: dict[str, float] = {}
 
     def timed(stage: str, fn, *a):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         out = fn(*a)
         times[stage] = times.get(stage, 0.0) + time.perf_counter() - start
+        cpu[stage] = cpu.get(stage, 0.0) + time.process_time() - start_cpu
         return out
 
-    transcripts = [
-        timed("generate", generate, seed, args.target_tokens) for seed in range(args.sessions)
-    ]
-    tokens = sum(timed("count tokens", lambda t: t.total_tokens, t) for t in transcripts)
-    points = [
-        (t, p)
-        for t in transcripts
-        for p in timed("find points", find_points, t, CompactionConfig())
-    ]
-    config = ProbeConfig()
-    with tempfile.TemporaryDirectory() as cache:
-        probes = [
-            timed("probes (cold cache)", load_or_generate, t, p, config, Path(cache))
-            for t, p in points
-        ]
-        for t, p in points:
-            timed("probes (warm cache)", load_or_generate, t, p, config, Path(cache))
+    seeds = [session_seed(0, i) for i in range(args.sessions)]
+    tokens = args.target_tokens
+    redactor = build_redactor()
+    probe = yaml.safe_load((CONF / "probe" / "default.yaml").read_text())
+    config = ProbeConfig(types=probe["types"], per_type=probe["per_type"])
+    with tempfile.TemporaryDirectory() as folder:
+        cache = Path(folder)
+        for warmth in ("cold", "warm"):
+            transcripts = [
+                timed(f"sessions ({warmth})", load_session, s, tokens, f"s{i}", redactor, cache)[0]
+                for i, s in enumerate(seeds)
+            ]
+            points = [
+                (t, p)
+                for t in transcripts
+                for p in timed("find points", find_points, t, CompactionConfig())
+            ]
+            probes = [
+                timed(f"probes ({warmth})", load_probes, t, p, config, cache) for t, p in points
+            ]
     answerer, judge = ExtractiveAnswerer(), ReferenceJudge()
     n_probes = sum(len(ps) for ps in probes)
-    for name, policy in POLICIES.items():
+    chosen = POLICIES if args.policies == "all" else {"anchor_index": POLICIES["anchor_index"]}
+    for name, policy in chosen.items():
         for (t, p), ps in zip(points, probes, strict=True):
             context = timed(f"{name}: compact", compact, policy, segments(t, p))
             for probe in ps:
                 timed(f"{name}: answer+judge", evaluate, probe, context, answerer, judge, rubric)
 
+    total = sum(t.total_tokens for t in transcripts)
     print(
-        f"{args.sessions} session(s), {tokens:,} tokens, {len(points)} point(s), "
+        f"{args.sessions} session(s), {total:,} tokens, {len(points)} point(s), "
         f"{n_probes} probes per policy"
     )
     width = max(map(len, times))
+    print(f"  {'stage':<{width}}  {'wall':>9}  {'CPU':>9}")
     for stage, seconds in times.items():
-        print(f"  {stage:<{width}}  {seconds:7.3f} s")
-    cold, warm = times["probes (cold cache)"], times["probes (warm cache)"]
-    print(f"probe cache: warm/cold = {warm / cold:.3f}")
+        print(f"  {stage:<{width}}  {seconds:7.3f} s  {cpu[stage]:7.3f} s")
+    cold = times["sessions (cold)"] + times["probes (cold)"]
+    warm = times["sessions (warm)"] + times["probes (warm)"]
+    print(f"sessions + probes: warm/cold = {warm / cold:.3f}")
 
 
 if __name__ == "__main__":

@@ -47,3 +47,17 @@ def _close_llm_clients():
     from benchmark.llm import close_all
 
     close_all()
+
+
+@pytest.fixture(scope="session")
+def default_sessions(tmp_path_factory):
+    """The default job's generated sessions (composed config, real generator), loaded once
+    per test session through a session cache that tests may share (``cache_dir``)."""
+    from benchmark.config import validate
+    from benchmark.redaction import redactor_for
+    from benchmark.transcript.sources import load_transcripts
+
+    cache_dir = tmp_path_factory.mktemp("cache")
+    config = validate(compose_config())
+    loaded = load_transcripts(config.transcript, redactor_for(config), cache_dir)
+    return config, loaded, cache_dir

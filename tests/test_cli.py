@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import compose_config
 
 # Keep the network out, as on a user's offline machine.
 OFFLINE_ENV = {
@@ -31,8 +32,9 @@ def run_cli(args: list[str], cwd) -> subprocess.CompletedProcess:
     )
 
 
-def test_default_run_logs_one_mlflow_run(tmp_path):
-    proc = run_cli([], tmp_path)
+def test_default_run_logs_one_mlflow_run(tmp_path, default_sessions):
+    # The default job, with the session cache the default_sessions fixture filled.
+    proc = run_cli([f"cache.dir={default_sessions[2]}"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Scorecard" in proc.stdout and "overall" in proc.stdout
 
@@ -84,13 +86,16 @@ def test_default_run_logs_one_mlflow_run(tmp_path):
     table = json.loads(Path(local).read_text())
     assert "probe_id" in table["columns"] and len(table["data"]) == metrics["probes"]
     # The generated sessions behind the numbers: one dataset input each, and the manifest.
+    sessions = compose_config().transcript.sessions
     inputs = run.inputs.dataset_inputs
-    assert [i.dataset.name for i in inputs] == ["synthetic-s0", "synthetic-s1"]
+    assert [i.dataset.name for i in inputs] == [f"synthetic-s0-{i}" for i in range(sessions)]
     assert all(i.dataset.source_type == "code" for i in inputs)
-    assert metrics["transcripts/files"] == 2 and metrics["transcripts/skipped"] == 0
+    assert metrics["transcripts/files"] == sessions and metrics["transcripts/skipped"] == 0
+    # Enough (transcript, point) clusters for the bootstrap CIs to mean something.
+    assert metrics["points"] >= 12
     local = client.download_artifacts(run.info.run_id, "transcripts/manifest.json", str(tmp_path))
     manifest = json.loads(Path(local).read_text())
-    assert [f["format"] for f in manifest["files"]] == ["synthetic", "synthetic"]
+    assert [f["format"] for f in manifest["files"]] == ["synthetic"] * sessions
     assert [i.dataset.digest for i in inputs] == [f["sha256"][:16] for f in manifest["files"]]
 
 

@@ -87,3 +87,68 @@ def test_tokens_are_exact_identifiers_without_error_lines() -> None:
     assert not any("ModuleNotFoundError" in t for t in found)
     assert tokens("Nothing exact here, just words and/or n/a.") == set()
     assert set(TOKEN_KINDS) == set(KINDS) - {"error"}
+
+
+# Strings at the edges of each fast path's candidate positions (see identifiers._STARTS).
+TRICKY = [
+    "",
+    "~/notes/todo and ~/x",
+    "~",
+    "~ab/cd_e and ~gh/ij_k",
+    "src/a.py",
+    "/etc/hosts.",
+    "a/b#12 (#3) x#4 #5#6 acme/w.x#7.",
+    "#1",
+    "fixed in PR #9, pull 10, ISSUE #11, Pull\n#12, prpr 5, pr#6",
+    "the iſſue #4, İssue 5, ıssue 6, PULL 7 and \u212a",
+    "checkout checkout -b feat/x, branch the branch main, origin/origin/dev",
+    "git checkout -b -x and branch -",
+    "a==1==2.3 b>=1.0 c~=2.1rc1 d@1.2 x@y.z @user e==1.",
+    "mail alice@example.com @bob-b @c.d",
+    "deadbeef1 cafebabe 1234567 abcdefa0123456789abcdef0123456789abcdef0123",
+    "https://x.y/z.httphttps://a.b/c) http:/no",
+    "Error: x\n  FAILED t\nE   boom",
+    "v1.2.3 1.2 x1.2 1.2.3.4 v2.0-rc1.",
+    "caf\u00e9/men\u00fc.py and na\u00efve/path/x",
+]
+
+
+def _random_texts(count: int) -> list[str]:
+    import random
+
+    rng = random.Random(7)
+    alphabet = list("ab fe19#/.-~@=<>()\n_:PRprIisſuUlL") + ["http", "checkout ", "branch "]
+    return ["".join(rng.choices(alphabet, k=rng.randint(1, 60))) for _ in range(count)]
+
+
+def test_fast_path_finds_exactly_what_the_plain_patterns_find() -> None:
+    for text in [*TRICKY, *_random_texts(3000)]:
+        fast, plain = occurrences(text), occurrences(text, fast=False)
+        assert fast == plain, text
+        assert [list(v.items()) for v in fast.values()] == [
+            list(v.items()) for v in plain.values()
+        ], text  # same first-seen order
+
+
+def test_fast_path_on_generated_sessions() -> None:
+    from benchmark.transcript.synthetic import generate
+
+    for seed in (0, 1):
+        text = "\n".join(m.render() for m in generate(seed, 40_000).messages)
+        fast, plain = occurrences(text), occurrences(text, fast=False)
+        assert fast == plain and sum(len(v) for v in fast.values()) > 100
+        assert [list(v) for v in fast.values()] == [list(v) for v in plain.values()]
+
+
+def test_case_folding_table_covers_every_character_the_issue_pattern_folds() -> None:
+    """Every non-ASCII character re.IGNORECASE matches with a letter of "pr", "issue",
+    "pull" is translated, so the literal search finds the words the pattern does."""
+    import re
+    import sys
+
+    from benchmark.identifiers import _FOLD
+
+    folds = re.compile("(?i)[priusl]")
+    extra = {i for i in range(128, sys.maxunicode + 1) if folds.fullmatch(chr(i))}
+    assert extra <= set(_FOLD)
+    assert all(re.fullmatch(f"(?i){_FOLD[i]}", chr(i)) for i in extra)

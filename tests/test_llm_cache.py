@@ -17,6 +17,7 @@ from benchmark.cache import main as cache_main
 from benchmark.errors import UserError
 from benchmark.llm.cache import FILENAME, CacheCorruptError, ResponseCache, request_key
 from benchmark.probe.cache import cache_path
+from benchmark.transcript.generated import cache_path as session_path
 
 MESSAGES = [
     {"role": "system", "content": "You grade answers."},
@@ -242,13 +243,18 @@ def test_a_garbage_file_is_a_one_line_error_naming_it(tmp_path):
 
 
 def _fill(folder: Path) -> tuple[Path, Path]:
-    """Ten replies, two probe sets where the probe cache puts them, and two user files."""
+    """Ten replies, two probe sets and three generated sessions where their caches put them,
+    and two user files."""
     with ResponseCache(folder) as cache:
         for i in range(10):
             role = "judge" if i % 2 else "answerer"
             cache.put(f"k{i}", 0, REPLY, model="gpt-4.1-mini", role=role)
     for key in ("a" * 64, "b" * 64):
         path = cache_path(folder, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}", encoding="utf-8")
+    for key in ("c" * 64, "d" * 64, "e" * 64):
+        path = session_path(folder, key)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{}", encoding="utf-8")
     mine, notes = folder / "probes" / "mine.json", folder / "notes.txt"
@@ -280,9 +286,12 @@ def test_cli_info_and_clear(tmp_path):
     for name, count in (("answerer", 5), ("judge", 5), ("gpt-4.1-mini", 10)):
         assert re.search(rf"{re.escape(name)}\W+{count}\b", info_out), info_out
     assert re.search(r"probe sets\W+\S+\W+2\b", info_out), info_out
+    assert re.search(r"generated sessions\W+\S+\W+3\b", info_out), info_out
 
     assert "removed 10 LLM replies" in clear_out
     assert "removed 2 probe cache files" in clear_out
+    assert "removed 3 session cache files" in clear_out
+    assert not (cleared / "sessions").exists()
     assert ResponseCache(cleared).stats().entries == 0
     assert sorted(p.name for p in (cleared / "probes").iterdir()) == ["mine.json"]
     assert mine.read_text() == "keep" and notes.read_text() == "keep"

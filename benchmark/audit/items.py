@@ -112,7 +112,7 @@ def build_items(
     contexts: dict[ContextKey, list[Message]] = {}
     skipped: dict[str, int] = {}
     probes = 0
-    for transcript in load_transcripts(source, redactor_for(config)).transcripts:
+    for transcript in load_transcripts(source, redactor_for(config), config.cache_path).transcripts:
         for point in find_points(transcript, compaction)[: audit.points]:
             context = segments(transcript, point).messages
             contexts[(transcript.id, point.ordinal)] = context

@@ -18,8 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +28,12 @@ from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import EXTRACTOR_VERSION, generate_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.writer import LLMProbeWriter, write_probes
+from benchmark.storage import entry_path, write_atomic
 from benchmark.transcript.models import Transcript
 
 log = logging.getLogger(__name__)
 _PROBES = TypeAdapter(list[Probe])
+PROBE_DIR = "probes"  # under cache.dir
 
 
 def cache_key(transcript: Transcript, point: CompactionPoint, config: ProbeConfig) -> str:
@@ -63,7 +63,7 @@ def writer_cache_key(
 
 
 def cache_path(cache_dir: Path, key: str) -> Path:
-    return Path(cache_dir) / "probes" / f"{key}.json"
+    return entry_path(Path(cache_dir) / PROBE_DIR, key)
 
 
 def load_or_generate(
@@ -147,8 +147,6 @@ def _probes(entry: dict[str, Any] | None) -> list[Probe] | None:
 
 
 def _write(path: Path, key: str, probes: list[Probe], extra: dict[str, Any] | None = None) -> None:
-    """Write via a temp file and ``os.replace`` so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     body = json.dumps(
         {
             **(extra or {}),
@@ -159,14 +157,7 @@ def _write(path: Path, key: str, probes: list[Probe], extra: dict[str, Any] | No
         indent=1,
         sort_keys=True,
     )
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(body)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, body)
 
 
 def _restamp(probe: Probe, transcript: Transcript, point: CompactionPoint) -> Probe:

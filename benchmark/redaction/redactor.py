@@ -15,12 +15,14 @@ literal by string literal, so valid JSON stays valid JSON.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmark.redaction.detectors import (
@@ -33,6 +35,7 @@ from benchmark.redaction.detectors import (
     compile_pattern,
     env_name_says_secret,
 )
+from benchmark.storage import source_digest
 from benchmark.transcript.models import FunctionCall, Message, PlantedFact, ToolCall, Transcript
 
 if TYPE_CHECKING:
@@ -109,6 +112,25 @@ class Redactor:
             return transcript, {}
         redacted = transcript.model_copy(update={"messages": messages, "ground_truth": facts})
         return redacted, dict(sorted(session.counts.items()))
+
+    def fingerprint(self) -> str:
+        """A digest that changes whenever what this redactor does could (its settings,
+        detectors, known values and the redaction code): a key for caching its output.
+        Known values enter only through their sha256."""
+        detectors = [
+            [d.name, list(d.hints), d.lines]
+            + [
+                [r.pattern.pattern, r.pattern.flags, getattr(r.accept, "__qualname__", None)]
+                for r in d.rules
+            ]
+            for d in self.detectors
+        ]
+        known = sorted(
+            hashlib.sha256(f"{kind}\0{value}".encode()).hexdigest()
+            for value, kind in self.known.items()
+        )
+        payload = [self.enabled, source_digest(Path(__file__).parent), detectors, known]
+        return hashlib.sha256(json.dumps(payload).encode()).hexdigest()
 
     def text(self, text: str) -> str:
         """One text on its own (a log line, a config value): its own numbering."""

@@ -176,12 +176,13 @@ class Transcript(_Derived):
 
     @cached_property
     def message_tokens(self) -> list[int]:
-        counts = tokens.count_many([m.render() for m in self.messages])
+        # Messages counted already (the generator counts as it writes) are not counted again.
+        todo = [m for m in self.messages if "tokens" not in m.__dict__ and m.compaction is None]
+        counts = tokens.count_many([m.render() for m in todo])
+        for m, c in zip(todo, counts, strict=True):
+            m.__dict__["tokens"] = c + tokens.MESSAGE_OVERHEAD  # what Message.tokens gives
         # An encrypted item's size is the provider's count, not its placeholder's.
-        return [
-            m.tokens if m.compaction is not None else c + tokens.MESSAGE_OVERHEAD
-            for m, c in zip(self.messages, counts, strict=True)
-        ]
+        return [m.tokens for m in self.messages]
 
     @property
     def total_tokens(self) -> int:

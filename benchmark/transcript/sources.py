@@ -21,6 +21,7 @@ from benchmark.config import FileTranscripts, SyntheticTranscripts
 from benchmark.errors import UserError
 from benchmark.redaction import Redactor, build_redactor
 from benchmark.transcript.formats import Imported, TranscriptError, import_file
+from benchmark.transcript.generated import load_or_generate, session_seed
 from benchmark.transcript.manifest import SkippedFile, SourceFile, TranscriptManifest
 from benchmark.transcript.models import Transcript
 
@@ -34,12 +35,17 @@ class LoadedTranscripts(BaseModel):
 
 
 def load_transcripts(
-    config: SyntheticTranscripts | FileTranscripts, redactor: Redactor | None = None
+    config: SyntheticTranscripts | FileTranscripts,
+    redactor: Redactor | None = None,
+    cache_dir: Path | None = None,
 ) -> LoadedTranscripts:
-    """The job's transcripts, redacted by ``redactor`` (default: every built-in detector)."""
+    """The job's transcripts, redacted by ``redactor`` (default: every built-in detector).
+
+    Generated sessions are read back from ``cache_dir`` (``cache.dir``) when stored there.
+    """
     redactor = redactor or build_redactor()
     if isinstance(config, SyntheticTranscripts):
-        return _generate(config, redactor)
+        return _generate(config, redactor, cache_dir)
     paths = expand_paths(config.path, config.extensions)
     imported: list[Imported] = []
     redactions: list[dict[str, int]] = []
@@ -116,16 +122,18 @@ def _scan(folder: Path, suffixes: set[str]) -> list[Path]:
     )
 
 
-def _generate(config: SyntheticTranscripts, redactor: Redactor) -> LoadedTranscripts:
-    from benchmark.transcript.synthetic import generate
-
+def _generate(
+    config: SyntheticTranscripts, redactor: Redactor, cache_dir: Path | None
+) -> LoadedTranscripts:
+    """Session ``i`` is generated from ``session_seed(config.seed, i)``: no two (seed,
+    index) pairs share a session, so runs with different seeds are independent."""
     redacted = [
-        redactor.transcript(
-            generate(
-                seed=config.seed + i,
-                target_tokens=config.target_tokens,
-                transcript_id=f"synthetic-s{config.seed + i}",
-            )
+        load_or_generate(
+            session_seed(config.seed, i),
+            config.target_tokens,
+            f"synthetic-s{config.seed}-{i}",
+            redactor,
+            cache_dir,
         )
         for i in range(config.sessions)
     ]

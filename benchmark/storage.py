@@ -1,0 +1,54 @@
+"""Files of the content-addressed caches under ``cache.dir`` (probe sets, generated sessions).
+
+Each entry is ``<folder>/<sha256 of its key>.json``, written through a temp
+file and ``os.replace`` so a reader never sees half a file. The names are
+fixed here, so ``python -m benchmark.cache`` can list and delete exactly what
+the caches wrote and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+# ``<sha256>.json``, and ``.<16 hex>.<random>.tmp`` while a write is in flight (left
+# behind only if that process died mid-write).
+ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json|\.[0-9a-f]{16}\..+\.tmp")
+
+
+def entry_path(folder: Path, key: str) -> Path:
+    return Path(folder) / f"{key}.json"
+
+
+def entries(folder: Path) -> list[Path]:
+    """The cache files in ``folder``, sorted (other files there are not ours)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and ENTRY_NAME.fullmatch(p.name))
+
+
+def write_atomic(path: Path, body: str) -> None:
+    """Write ``body`` to ``path`` via a temp file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(body)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@lru_cache(maxsize=8)
+def source_digest(folder: Path) -> str:
+    """sha256 over the ``*.py`` files of ``folder`` (names and bytes, in name order): part
+    of a cache key, so an entry made by other code is never read back."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
