@@ -75,7 +75,8 @@ def run(cfg: DictConfig) -> float | None:
     """Validate, run, log, print. Returns the configured objective (what a sweeper optimizes)."""
     from benchmark import config as config_mod
     from benchmark import scorecard
-    from benchmark.pipeline import build_parts, run_job
+    from benchmark.parts import build_parts
+    from benchmark.pipeline import run_job
 
     resolved = config_mod.resolve(cfg)
     config = config_mod.validate(resolved)

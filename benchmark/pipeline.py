@@ -2,17 +2,18 @@
 
 transcripts -> compaction points -> probes (region only) -> policy.compact ->
 answerer (compacted context only) -> judge (blind) -> rubric roll-up.
+The parts come from ``benchmark.parts``; each probe is evaluated by
+``benchmark.evaluation``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from benchmark.answerer.base import Answer, Answerer, AnswerRequest
+from benchmark.answerer.base import Answerer
 from benchmark.compaction import (
     CompactionConfig,
     CompactionPoint,
@@ -22,61 +23,26 @@ from benchmark.compaction import (
     segments,
     split_live,
 )
-from benchmark.components import instantiate_target
-from benchmark.config import BenchmarkConfig, ComponentConfig
+from benchmark.config import BenchmarkConfig
 from benchmark.errors import UserError
-from benchmark.judge.base import Judge, JudgeRequest, Judgment
+from benchmark.evaluation import ProbeScheduler, evaluate, failed_future
+from benchmark.judge.base import Judge
 from benchmark.judge.measured import not_measured
-from benchmark.llm import UsageLedger, close_all
-from benchmark.llm.cache import ResponseCache
-from benchmark.llm.loop import run, submit
+from benchmark.llm import close_all
+from benchmark.parts import Parts, build_parts
 from benchmark.policy.base import Policy
 from benchmark.probe.cache import load_or_generate
 from benchmark.probe.extract import why_no_probes
-from benchmark.probe.models import Probe
 from benchmark.probe.repeats import FirstAsked
-from benchmark.probe.writer import LLMProbeWriter, build_writer
+from benchmark.probe.writer import LLMProbeWriter
 from benchmark.progress import JobProgress
 from benchmark.redaction import redactor_for
 from benchmark.results import JobResult, PointResult, ProbeResult
-from benchmark.rubric import Rubric, aggregate
 from benchmark.survival import ContextFacts
 from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.sources import load_transcripts
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Parts:
-    """The built, swappable parts of one job."""
-
-    policy: Policy
-    answerer: Answerer
-    judge: Judge
-    ledger: UsageLedger
-    writer: LLMProbeWriter | None = None  # None: deterministic probe extraction
-
-
-def build_parts(config: BenchmarkConfig) -> Parts:
-    """Build every part before any work, so a missing key or bad option fails at once."""
-    ledger = UsageLedger(keep_calls=config.tracking.enabled and config.tracking.trace_llm)
-    shared = {"ledger": ledger, "cache": response_cache(config)}
-    summarizer = build(config.summarizer, "summarizer", "summarize", **shared)
-    policy = build(config.policy, "policy", "compact", summarizer=summarizer, **shared)
-    answerer = build(config.answerer, "answerer", "answer", **shared)
-    judge = build(config.judge, "judge", "judge", **shared)
-    writer = build_writer(config.probe, **shared)
-    check_rubric(config, judge)
-    check_provider(config, policy, answerer)
-    return Parts(policy=policy, answerer=answerer, judge=judge, ledger=ledger, writer=writer)
-
-
-def response_cache(config: BenchmarkConfig) -> ResponseCache | None:
-    """The job's LLM reply cache (``cache.dir``, ``cache.mode``); None when disabled."""
-    if not config.cache.dir or config.cache.mode == "off":
-        return None
-    return ResponseCache(config.cache.dir, config.cache.mode)
 
 
 def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
@@ -301,142 +267,6 @@ def compact(policy: Policy, parts: Segments) -> list[Message]:
     return kept
 
 
-def evaluate(
-    probe: Probe,
-    context: list[Message],
-    answerer: Answerer,
-    judge: Judge,
-    rubric: Rubric,
-    rollup: Rubric | None = None,
-) -> ProbeResult:
-    """Answer from the compacted context alone, then judge blind; failures are recorded.
-
-    The judge scores every criterion of ``rubric``; the probe's score rolls up over
-    ``rollup`` (default ``rubric``), which leaves out dimensions the judge cannot measure.
-    """
-    coro = aevaluate(probe, context, answerer, judge, rubric, inline=True, rollup=rollup)
-    if has_async(answerer, judge):
-        return run(coro)
-    try:  # every stage is synchronous: the coroutine never suspends, so drive it here
-        coro.send(None)
-    except StopIteration as done:
-        return done.value
-    raise RuntimeError("a synchronous evaluation suspended")  # pragma: no cover
-
-
-def has_async(answerer: Answerer, judge: Judge) -> bool:
-    return hasattr(answerer, "aanswer") or hasattr(judge, "ajudge")
-
-
-async def aevaluate(
-    probe: Probe,
-    context: list[Message],
-    answerer: Answerer,
-    judge: Judge,
-    rubric: Rubric,
-    inline: bool = False,
-    rollup: Rubric | None = None,
-) -> ProbeResult:
-    """:func:`evaluate` as a coroutine (see :func:`stage_call` for ``inline``)."""
-    try:
-        answer = await stage_call(
-            answerer, "answer", AnswerRequest(question=probe.question, context=context), inline
-        )
-    except Exception as exc:  # a failed answer is counted, never scored as 0
-        answer = Answer(failed=True, error=f"{type(exc).__name__}: {exc}")
-    if answer.failed:
-        judgment = Judgment(failed=True, error="no answer to judge")
-    else:
-        request = JudgeRequest(
-            probe_question=probe.question,
-            model_response=answer.text,
-            compacted_context=context,
-            ground_truth=probe.gold,
-            rubric_criteria=rubric.probe_criteria[probe.type],
-            scale_max=rubric.scale_max,
-        )
-        try:
-            judgment = await stage_call(judge, "judge", request, inline)
-        except Exception as exc:
-            judgment = Judgment(failed=True, error=f"{type(exc).__name__}: {exc}")
-    score = None
-    if not (answer.failed or judgment.failed):
-        score = aggregate(rollup or rubric, [judgment.scores()]).overall
-    return ProbeResult(probe=probe, answer=answer, judgment=judgment, score=score)
-
-
-async def stage_call(stage: Any, method: str, request: Any, inline: bool) -> Any:
-    """``stage.a<method>(request)`` when the stage has it; else ``stage.<method>(request)``,
-    on a worker thread so a blocking plug-in cannot stall the loop (``inline``: here)."""
-    amethod = getattr(stage, f"a{method}", None)
-    if amethod is not None:
-        return await amethod(request)
-    if inline:
-        return getattr(stage, method)(request)
-    return await asyncio.to_thread(getattr(stage, method), request)
-
-
-class ProbeScheduler:
-    """Runs probes on the LLM loop, at most ``limit`` at once (their prompts hold memory).
-
-    Stages without async methods (the offline ones) run inline instead: there
-    is nothing to overlap, and results stay exactly sequential.
-    """
-
-    def __init__(
-        self, parts: Parts, rubric: Rubric, limit: int, rollup: Rubric | None = None
-    ) -> None:
-        self.parts = parts
-        self.rubric = rubric
-        self.rollup = rollup or rubric
-        self.concurrent = has_async(parts.answerer, parts.judge)
-        self.limit = limit
-        self._slots: asyncio.Semaphore | None = None
-
-    def submit(
-        self, probe: Probe, context: list[Message], progress: JobProgress
-    ) -> Future[ProbeResult]:
-        if not self.concurrent:
-            result = evaluate(
-                probe, context, self.parts.answerer, self.parts.judge, self.rubric, self.rollup
-            )
-            progress.finished(result.failed)
-            done: Future[ProbeResult] = Future()
-            done.set_result(result)
-            return done
-        return submit(self._run(probe, context, progress))
-
-    async def _run(
-        self, probe: Probe, context: list[Message], progress: JobProgress
-    ) -> ProbeResult:
-        if self._slots is None:  # created on the loop that uses it
-            self._slots = asyncio.Semaphore(self.limit)
-        async with self._slots:
-            result = await aevaluate(
-                probe,
-                context,
-                self.parts.answerer,
-                self.parts.judge,
-                self.rubric,
-                rollup=self.rollup,
-            )
-        progress.finished(result.failed)
-        return result
-
-
-def failed_future(probe: Probe, error: str, progress: JobProgress) -> Future[ProbeResult]:
-    """A probe that cannot be evaluated (its point failed to compact), as a done future."""
-    result = ProbeResult(
-        probe=probe,
-        answer=Answer(failed=True, error=error),
-        judgment=Judgment(failed=True, error=error),
-    )
-    progress.finished(True)
-    done: Future[ProbeResult] = Future()
-    done.set_result(result)
-    return done
-
-
 def judge_records(point: PointResult) -> list[dict[str, Any]]:
     """The LLM judge's input and raw output per judgment, in probe order, with probe ids
     (a control-arm judgment is marked ``"arm": "control"``)."""
@@ -447,46 +277,3 @@ def judge_records(point: PointResult) -> list[dict[str, Any]]:
         if r.control is not None and r.control.judgment.record is not None:
             records.append({"probe_id": r.probe.id, "arm": "control", **r.control.judgment.record})
     return records
-
-
-def build(component: ComponentConfig, group: str, method: str, **inject: Any) -> Any:
-    """Instantiate a config group's ``_target_``; errors name the group and option."""
-    spec = {"_target_": component.target, **component.kwargs}
-    obj = instantiate_target(f"{group} '{component.name}'", spec, **inject)
-    if not callable(getattr(obj, method, None)):
-        raise UserError(f"{group}._target_ {component.target} has no '{method}' method")
-    return obj
-
-
-def check_provider(config: BenchmarkConfig, policy: Policy, answerer: Answerer) -> None:
-    """A policy whose context only its provider can read needs an answerer on that provider."""
-    provider = getattr(policy, "provider", None)
-    if provider is None:
-        return
-    theirs = getattr(answerer, "provider", None)
-    if theirs != provider:
-        where = f"provider {theirs!r}" if theirs else "an offline answerer"
-        raise UserError(
-            f"policy '{config.policy.name}' leaves an encrypted context that only provider "
-            f"{provider!r} can read, but answerer '{config.answerer.name}' is {where}; choose an "
-            "LLM answerer on the same base_url (e.g. answerer=gpt4o)"
-        )
-
-
-def check_rubric(config: BenchmarkConfig, judge: Judge) -> None:
-    rubric = config.rubric
-    for ptype in config.probe.types:
-        if ptype not in rubric.probe_criteria:
-            raise UserError(
-                f"rubric '{rubric.name}' has no criteria for probe type '{ptype}' "
-                f"(rubric.probe_criteria.{ptype})"
-            )
-    supported = getattr(judge, "CRITERIA", None)
-    if supported is not None:
-        unknown = sorted(set(rubric.criteria) - set(supported))
-        if unknown:
-            raise UserError(
-                f"judge '{config.judge.name}' cannot score rubric criteria {unknown} "
-                f"(rubric '{rubric.name}'); it scores {sorted(supported)}, choose a rubric "
-                "with those (e.g. rubric=recall_2_1_0)"
-            )

@@ -178,8 +178,9 @@ def pipeline(base_url: str, latency: float, probes: int, in_flight: int = 64) ->
 
     from benchmark.answerer.llm import LLMAnswerer
     from benchmark.compaction import CompactionConfig, find_points, segments
+    from benchmark.evaluation import aevaluate
     from benchmark.judge.llm import LLMJudge
-    from benchmark.pipeline import aevaluate, compact
+    from benchmark.pipeline import compact
     from benchmark.policy import Truncate
     from benchmark.probe.cache import load_or_generate
     from benchmark.probe.config import ProbeConfig

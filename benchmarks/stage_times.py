@@ -22,8 +22,9 @@ import yaml
 
 from benchmark.answerer import ExtractiveAnswerer
 from benchmark.compaction import CompactionConfig, find_points, segments
+from benchmark.evaluation import evaluate
 from benchmark.judge import ReferenceJudge
-from benchmark.pipeline import compact, evaluate
+from benchmark.pipeline import compact
 from benchmark.policy import (
     AnchorIndex,
     NoCompaction,

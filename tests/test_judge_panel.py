@@ -20,7 +20,8 @@ from benchmark.judge import JudgeRequest, LLMJudge
 from benchmark.judge.agreement import agreement_metrics, cohen_kappa, krippendorff_alpha
 from benchmark.judge.panel import PanelJudge, combine_scores
 from benchmark.judge.prompts import CRITERIA
-from benchmark.pipeline import build_parts, run_job
+from benchmark.parts import build_parts
+from benchmark.pipeline import run_job
 from benchmark.probe.models import Fact, Gold
 from benchmark.transcript.models import Message
 

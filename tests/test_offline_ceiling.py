@@ -14,7 +14,8 @@ from benchmark.judge import JudgeRequest, ReferenceJudge
 from benchmark.judge.base import Judgment
 from benchmark.judge.llm import LLMJudge
 from benchmark.judge.measured import not_measured
-from benchmark.pipeline import Parts, build_parts, run_job
+from benchmark.parts import Parts, build_parts
+from benchmark.pipeline import run_job
 from benchmark.probe.models import Fact, Gold
 from benchmark.rubric import aggregate
 from benchmark.scorecard import render

@@ -20,7 +20,8 @@ from benchmark.judge.prompts import ANSWERER_ITEMS_SYSTEM, ENCRYPTED_CONTEXT_NOT
 from benchmark.llm import LLMError, UsageLedger
 from benchmark.llm.items import from_output, provider_of, to_items
 from benchmark.llm.stage import as_endpoint
-from benchmark.pipeline import build, run_job, run_point
+from benchmark.parts import build
+from benchmark.pipeline import run_job, run_point
 from benchmark.policy import Opaque
 from benchmark.probe.models import Fact, Gold
 from benchmark.transcript.models import (

@@ -10,7 +10,8 @@ from benchmark.answerer.base import AnswerRequest
 from benchmark.compaction import find_points, segments
 from benchmark.config import validate
 from benchmark.judge.base import JudgeRequest
-from benchmark.pipeline import Parts, build, build_parts, run_job, run_point
+from benchmark.parts import Parts, build, build_parts
+from benchmark.pipeline import run_job, run_point
 from benchmark.transcript.models import Transcript
 from benchmark.transcript.synthetic import generate
 

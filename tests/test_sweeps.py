@@ -25,7 +25,7 @@ from mlflow import MlflowClient
 from benchmark.__main__ import check_options, objective_value, score_per_kilotoken
 from benchmark.config import validate
 from benchmark.errors import UserError
-from benchmark.pipeline import build_parts
+from benchmark.parts import build_parts
 from benchmark.report import build_report, select
 from benchmark.tracking.mlflow_store import check_reachable
 from benchmark.tracking.sweep import sweep_info, write_sweep_record

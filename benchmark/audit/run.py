@@ -22,11 +22,12 @@ from benchmark.audit.metrics import AuditMetrics, compute
 from benchmark.audit.samples import SampleJudges, build_judges
 from benchmark.config import BenchmarkConfig
 from benchmark.errors import JobFailed
+from benchmark.evaluation import stage_call
 from benchmark.judge.base import Judge, JudgeRequest, Judgment
 from benchmark.llm import UsageLedger, close_all
 from benchmark.llm.loop import run as run_on_loop
 from benchmark.llm.usage import CallRecord
-from benchmark.pipeline import response_cache, stage_call
+from benchmark.parts import response_cache
 from benchmark.probe.writer import build_writer
 from benchmark.progress import JobProgress
 from benchmark.rubric import Rubric

@@ -3,7 +3,7 @@
 The LLM reply cache keys a request by its content, so asking the same judge the
 same thing K times would replay one reply K times and every judge would look
 perfectly consistent. The audit therefore builds the judge once per sample,
-exactly as a job builds it (``pipeline.build`` from ``config.judge``), each
+exactly as a job builds it (``parts.build`` from ``config.judge``), each
 with a view of the job's cache whose keys carry the sample index. The judge
 sends the same request K times and each reply is stored under its own sample,
 so an audit rerun still replays everything and makes no call. Normal jobs use
@@ -22,7 +22,7 @@ from benchmark.config import BenchmarkConfig
 from benchmark.judge.base import Judge
 from benchmark.llm import UsageLedger
 from benchmark.llm.cache import CacheMode, ResponseCache
-from benchmark.pipeline import build, check_rubric
+from benchmark.parts import build, check_rubric
 
 
 class SampleCache(ResponseCache):

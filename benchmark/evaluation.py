@@ -1,0 +1,158 @@
+"""One probe, answered from its context and judged blind; many probes at once on the LLM loop.
+
+A failed answer or judgment is recorded on the probe's result and counted,
+never scored as 0. Offline stages run inline (nothing to overlap); stages with
+``a<method>`` coroutines run concurrently, bounded by ``ProbeScheduler``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Future
+from typing import Any
+
+from benchmark.answerer.base import Answer, Answerer, AnswerRequest
+from benchmark.judge.base import Judge, JudgeRequest, Judgment
+from benchmark.llm.loop import run, submit
+from benchmark.parts import Parts
+from benchmark.probe.models import Probe
+from benchmark.progress import JobProgress
+from benchmark.results import ProbeResult
+from benchmark.rubric import Rubric, aggregate
+from benchmark.transcript.models import Message
+
+
+def evaluate(
+    probe: Probe,
+    context: list[Message],
+    answerer: Answerer,
+    judge: Judge,
+    rubric: Rubric,
+    rollup: Rubric | None = None,
+) -> ProbeResult:
+    """Answer from the compacted context alone, then judge blind; failures are recorded.
+
+    The judge scores every criterion of ``rubric``; the probe's score rolls up over
+    ``rollup`` (default ``rubric``), which leaves out dimensions the judge cannot measure.
+    """
+    coro = aevaluate(probe, context, answerer, judge, rubric, inline=True, rollup=rollup)
+    if has_async(answerer, judge):
+        return run(coro)
+    try:  # every stage is synchronous: the coroutine never suspends, so drive it here
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    raise RuntimeError("a synchronous evaluation suspended")  # pragma: no cover
+
+
+def has_async(answerer: Answerer, judge: Judge) -> bool:
+    return hasattr(answerer, "aanswer") or hasattr(judge, "ajudge")
+
+
+async def aevaluate(
+    probe: Probe,
+    context: list[Message],
+    answerer: Answerer,
+    judge: Judge,
+    rubric: Rubric,
+    inline: bool = False,
+    rollup: Rubric | None = None,
+) -> ProbeResult:
+    """:func:`evaluate` as a coroutine (see :func:`stage_call` for ``inline``)."""
+    try:
+        answer = await stage_call(
+            answerer, "answer", AnswerRequest(question=probe.question, context=context), inline
+        )
+    except Exception as exc:  # a failed answer is counted, never scored as 0
+        answer = Answer(failed=True, error=f"{type(exc).__name__}: {exc}")
+    if answer.failed:
+        judgment = Judgment(failed=True, error="no answer to judge")
+    else:
+        request = JudgeRequest(
+            probe_question=probe.question,
+            model_response=answer.text,
+            compacted_context=context,
+            ground_truth=probe.gold,
+            rubric_criteria=rubric.probe_criteria[probe.type],
+            scale_max=rubric.scale_max,
+        )
+        try:
+            judgment = await stage_call(judge, "judge", request, inline)
+        except Exception as exc:
+            judgment = Judgment(failed=True, error=f"{type(exc).__name__}: {exc}")
+    score = None
+    if not (answer.failed or judgment.failed):
+        score = aggregate(rollup or rubric, [judgment.scores()]).overall
+    return ProbeResult(probe=probe, answer=answer, judgment=judgment, score=score)
+
+
+async def stage_call(stage: Any, method: str, request: Any, inline: bool) -> Any:
+    """``stage.a<method>(request)`` when the stage has it; else ``stage.<method>(request)``,
+    on a worker thread so a blocking plug-in cannot stall the loop (``inline``: here)."""
+    amethod = getattr(stage, f"a{method}", None)
+    if amethod is not None:
+        return await amethod(request)
+    if inline:
+        return getattr(stage, method)(request)
+    return await asyncio.to_thread(getattr(stage, method), request)
+
+
+class ProbeScheduler:
+    """Runs probes on the LLM loop, at most ``limit`` at once (their prompts hold memory).
+
+    Stages without async methods (the offline ones) run inline instead: there
+    is nothing to overlap, and results stay exactly sequential.
+    """
+
+    def __init__(
+        self, parts: Parts, rubric: Rubric, limit: int, rollup: Rubric | None = None
+    ) -> None:
+        self.parts = parts
+        self.rubric = rubric
+        self.rollup = rollup or rubric
+        self.concurrent = has_async(parts.answerer, parts.judge)
+        self.limit = limit
+        self._slots: asyncio.Semaphore | None = None
+
+    def submit(
+        self, probe: Probe, context: list[Message], progress: JobProgress
+    ) -> Future[ProbeResult]:
+        if not self.concurrent:
+            result = evaluate(
+                probe, context, self.parts.answerer, self.parts.judge, self.rubric, self.rollup
+            )
+            progress.finished(result.failed)
+            done: Future[ProbeResult] = Future()
+            done.set_result(result)
+            return done
+        return submit(self._run(probe, context, progress))
+
+    async def _run(
+        self, probe: Probe, context: list[Message], progress: JobProgress
+    ) -> ProbeResult:
+        if self._slots is None:  # created on the loop that uses it
+            self._slots = asyncio.Semaphore(self.limit)
+        async with self._slots:
+            result = await aevaluate(
+                probe,
+                context,
+                self.parts.answerer,
+                self.parts.judge,
+                self.rubric,
+                rollup=self.rollup,
+            )
+        progress.finished(result.failed)
+        return result
+
+
+def failed_future(probe: Probe, error: str, progress: JobProgress) -> Future[ProbeResult]:
+    """A probe that cannot be evaluated (its point failed to compact), as a done future."""
+    result = ProbeResult(
+        probe=probe,
+        answer=Answer(failed=True, error=error),
+        judgment=Judgment(failed=True, error=error),
+    )
+    progress.finished(True)
+    done: Future[ProbeResult] = Future()
+    done.set_result(result)
+    return done
