@@ -384,6 +384,32 @@ def test_an_output_question_gathers_the_commands_result() -> None:
     assert text.splitlines()[0] == "1 passed in 0.02s"
 
 
+def test_an_output_question_leads_with_the_latest_run_without_the_prompt_chrome() -> None:
+    """A script rerun after each fix printed something else each time: the latest run is
+    what it printed after the changes; the environment's status lines are not output."""
+    chrome = "\n(Open file: /repo/decrypt.py)\n(Current directory: /repo)\nbash-$"
+    runs = [
+        "TypeError: integer argument expected, got float",
+        "ValueError: chr() arg not in range(0x110000)",
+        "HTB{readable_flag}",
+    ]
+    context = [user("Decrypt msg.enc.")]
+    context += [call("e1", "edit", path="decrypt.py", search="a", replace="b"), tool("ok", "e1")]
+    for n, printed in enumerate(runs):
+        context += [
+            call(f"r{n}", "bash", command="python decrypt.py"),
+            tool(printed + chrome, f"r{n}"),
+        ]
+    text = ask(
+        "After we changed `decrypt.py`, what did running `python decrypt.py` print?", context
+    )
+    lines = text.splitlines()
+    assert lines[:3] == runs[::-1]
+    assert not any(
+        line.startswith(("(Open file", "(Current directory", "bash-$")) for line in lines[:3]
+    )
+
+
 def test_a_next_step_question_gathers_the_latest_file_and_intention() -> None:
     text = ask(
         "Which file were we in the middle of changing, and what were we about to do next?", SESSION

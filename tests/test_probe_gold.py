@@ -12,6 +12,7 @@ from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.task_lines import inline_tasks
+from benchmark.probe.text import stateable
 from benchmark.probe.wording import has_content, is_cut
 from benchmark.transcript.models import Message, Transcript
 
@@ -220,3 +221,33 @@ def test_a_rationale_cut_mid_sentence_is_not_gold():
     # The second decision still has its rejected alternative, so it is asked without a reason.
     assert any("drop the regex" in p.question or "patch it" in p.question for p in probes)
     assert not any("fromisocalendar" in p.question for p in probes)
+
+
+# --- facts an answer can state -----------------------------------------------------------------
+
+
+def _run(call_id: str, command: str, output: str) -> list[dict]:
+    args = json.dumps({"command": command})
+    call = {"id": call_id, "type": "function", "function": {"name": "bash", "arguments": args}}
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": output},
+    ]
+
+
+def _outputs(probes: list[Probe]) -> list[list[str]]:
+    return [[f.text for f in p.gold.facts] for p in probes if "what did running" in p.question]
+
+
+def test_a_garbled_output_line_is_not_a_fact():
+    """Wrongly decoded bytes cost far more tokens than characters: no answer can state them."""
+    garbled = "".join(chr(0x1900 + (i * 37) % 0x2000) for i in range(150))
+    assert len(garbled) < 200 and not stateable(garbled)
+    assert stateable("Th3 nucl34r w1ll 4rr1v3 0n fr1d4y.")
+    region = [
+        *_edit("e1", "decrypt.py", "Apply the modular inverse."),
+        *_run("r1", "python decrypt.py", garbled),
+    ]
+    assert _outputs(_probes(region, "recall")) == []
+    region[-1] = {**region[-1], "content": garbled + "\nflag{readable}"}
+    assert _outputs(_probes(region, "recall")) == [["flag{readable}"]]

@@ -29,6 +29,7 @@ from benchmark.activity.actions import Action, extract
 from benchmark.activity.files import STATUS, PathKeys
 from benchmark.activity.operations import FileOp, file_ops
 from benchmark.activity.plans import plans
+from benchmark.probe.runs import output_lines
 from benchmark.terms import unescape
 from benchmark.transcript.models import Message
 
@@ -253,7 +254,14 @@ def _salient(text: str, budget: int) -> list[str]:
 
 def _command_output(reading: _Reading, quoted: list[str], after_paths: list[str]) -> list[str]:
     """The result lines of actions running a quoted command (after the first change of a
-    quoted path, when the question says "after")."""
+    quoted path, when the question says "after"), the latest run first.
+
+    A command run again and again (a script rerun after each fix) printed
+    something different each time; what it printed after the changes is what
+    the latest run shows, so that run leads and earlier ones follow as the
+    budget allows. The environment's chrome around each output (prompts,
+    "(Open file: ...)" status lines) is left out, as the probes leave it out.
+    """
     commands = [q for q in quoted if q not in after_paths]
     if not commands:
         return []
@@ -271,14 +279,12 @@ def _command_output(reading: _Reading, quoted: list[str], after_paths: list[str]
         )
         start = first if first is not None else 0
     out: list[str] = []
-    for action in reading.actions:
+    for action in reversed(reading.actions):
         if action.index < start or not action.result:
             continue
         said = unescape(action.command or str(action.args.get("_line", ""))).strip()
         if said and any(said == c or said.endswith(c) or c.endswith(said) for c in commands):
-            out += [line.strip() for line in action.result.splitlines() if line.strip()][
-                :_OUTPUT_LINES
-            ]
+            out += output_lines(action.result)[:_OUTPUT_LINES]
     return out
 
 

@@ -18,7 +18,15 @@ from benchmark.probe.runs import (
     output_lines,
     reported_error,
 )
-from benchmark.probe.text import clip, fact_kind, first_line, sentences, trim, unquote
+from benchmark.probe.text import (
+    clip,
+    fact_kind,
+    first_line,
+    sentences,
+    stateable,
+    trim,
+    unquote,
+)
 
 _INSTALL = re.compile(
     r"\b(?:pip3?|uv|poetry|pipenv|conda|npm|yarn|pnpm|cargo|gem)\b[^\n]*?\b(?:install|add|i)\b"
@@ -157,7 +165,8 @@ def _outputs(view: View) -> Iterator[Candidate]:
     """What a program printed when we ran it after changing a file: a verification result.
 
     Only the last run of each command counts (a later failing run drops it: its
-    error is asked about instead), and only a short output free of errors.
+    error is asked about instead), and only a short output free of errors; a
+    line no answer could state (``stateable``: garbled bytes) is not a fact.
     """
     edits = [
         op
@@ -185,7 +194,7 @@ def _outputs(view: View) -> Iterator[Candidate]:
         facts, evidence = [], [view.evidence(action.index, cue)]
         for line in lines:
             ev = view.evidence(action.result_index, line)
-            if ev is not None and any(ch.isalnum() for ch in line):
+            if ev is not None and any(ch.isalnum() for ch in line) and stateable(clip(line)):
                 facts.append(Fact(kind=fact_kind(clip(line)), text=clip(line)))
                 evidence.append(ev)
         if not facts:

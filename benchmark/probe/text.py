@@ -10,10 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from benchmark import identifiers
+from benchmark import identifiers, tokens
 from benchmark.probe.models import FactKind
 
 MAX_FACT = 200
+# A fact an answer can state: 200 characters of prose or code are some 50 tokens;
+# a line costing far more is not text (garbled bytes, base64, a decoding gone
+# wrong) and no answer, verbatim or paraphrased, could be expected to repeat it.
+MAX_FACT_TOKENS = 100
 MAX_QUOTE = 240
 
 _FENCE = re.compile(r"```[^\n]*\n.*?(?:```|\Z)", re.S)
@@ -31,6 +35,11 @@ def clip(text: str, limit: int = MAX_FACT) -> str:
     if cut < limit // 2:
         cut = limit
     return text[:cut].rstrip()
+
+
+def stateable(text: str) -> bool:
+    """Whether ``text`` is short enough, in tokens, to be asked for as a fact."""
+    return tokens.count(text) <= MAX_FACT_TOKENS
 
 
 def trim(text: str) -> str:
