@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -20,18 +20,7 @@ Variant = Literal[
     "near_miss",
     "confident_wrong",
 ]
-VARIANTS: tuple[Variant, ...] = (
-    "full",
-    "partial",
-    "none",
-    "wrong",
-    "abstain",
-    "padded",
-    "paraphrase",
-    "extra_wrong",
-    "near_miss",
-    "confident_wrong",
-)
+VARIANTS: tuple[Variant, ...] = get_args(Variant)
 
 
 class AuditConfig(BaseModel):
