@@ -32,6 +32,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from benchmark.jackknife import Clusters, jackknife, t_bounds
 from benchmark.rubric import Rubric
 
 METHOD = "cluster jackknife t"
@@ -39,17 +40,12 @@ METHOD = "cluster jackknife t"
 # significance mark; a test on 2-4 clusters says more about the clusters than the runs.
 MIN_CLUSTERS_FOR_TEST = 5
 
-# Standard errors this small relative to the estimate are zero: sums of constant
-# values can differ from their mean in the last bits, and an interval that misses
-# its own estimate by rounding is noise, not information.
-_SNAP = 1e-9
-
 
 class Estimate(BaseModel):
     """A statistic with its interval. ``low``/``high`` are NaN when undefined (one cluster).
 
     ``clusters`` are those that informed the statistic, ``df`` the t quantile's degrees of
-    freedom (see ``_jackknife``). Frozen: results cache them.
+    freedom (see ``jackknife``). Frozen: results cache them.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -109,27 +105,6 @@ def describe(clusters: int, df: float | None = None, confidence: float = 0.95) -
     )
 
 
-class _Clusters:
-    """Probes coded by cluster (in order of first appearance) and per-cluster sums."""
-
-    def __init__(self, clusters: Sequence[Hashable]) -> None:
-        if len(clusters) == 0:
-            raise ValueError("no values to summarise")
-        index: dict[Hashable, int] = {}
-        self.codes = np.fromiter(
-            (index.setdefault(c, len(index)) for c in clusters), dtype=np.intp, count=len(clusters)
-        )
-        self.n = len(clusters)
-        self.count = len(index)
-
-    def totals(self, columns: np.ndarray) -> np.ndarray:
-        """Per-probe rows (n, ...) summed per cluster: (clusters, ...)."""
-        columns = np.asarray(columns, dtype=float)
-        totals = np.zeros((self.count, *columns.shape[1:]))
-        np.add.at(totals, self.codes, columns)
-        return totals
-
-
 def cluster_interval(
     values: Sequence[float],
     clusters: Sequence[Hashable],
@@ -138,7 +113,7 @@ def cluster_interval(
     limits: tuple[float, float] | None = None,
 ) -> Estimate:
     """Mean of ``values`` with its cluster jackknife t interval, kept inside ``limits``
-    (e.g. the score scale, see ``_t_bounds``) when given. Raises ValueError on no values, mismatched
+    (e.g. the score scale, see ``t_bounds``) when given. Raises ValueError on no values, mismatched
     lengths or non-finite values."""
     vals = _finite(values, clusters, "values")
     return ratio_interval(vals, np.ones_like(vals), clusters, confidence=confidence, limits=limits)
@@ -202,7 +177,7 @@ class _RatioFit:
     """``sum(top) / sum(bottom)`` and its jackknife (a mean is the ratio over ``bottom = 1``)."""
 
     def __init__(self, top: np.ndarray, bottom: np.ndarray, clusters: Sequence[Hashable]):
-        groups = _Clusters(clusters)
+        groups = Clusters(clusters)
         self.n, self.clusters = groups.n, groups.count
         totals = groups.totals(np.column_stack([top, bottom, np.ones(groups.n)]))
         whole = totals.sum(axis=0)
@@ -215,13 +190,13 @@ class _RatioFit:
         rest = whole[1] - totals[:, 1]
         with np.errstate(invalid="ignore", divide="ignore"):
             deviations = np.where(rest != 0, (resid.sum() - resid) / rest, np.nan)
-        se, df = _jackknife(np.array([self.estimate]), deviations[:, None], totals[:, 2:])
+        se, df = jackknife(np.array([self.estimate]), deviations[:, None], totals[:, 2:])
         self.se, self.df = float(se[0]), float(df[0])
 
     def bounds(
         self, confidence: float, limits: tuple[float, float] | None = None
     ) -> tuple[float, float]:
-        low, high = _t_bounds(self.estimate, self.se, self.df, confidence, limits)
+        low, high = t_bounds(self.estimate, self.se, self.df, confidence, limits)
         return float(low), float(high)
 
     def p_value(self) -> float:
@@ -256,7 +231,7 @@ def rollup_interval(
     """
     if len(judgments) != len(clusters):
         raise ValueError(f"{len(judgments)} judgments but {len(clusters)} clusters")
-    groups = _Clusters(clusters)
+    groups = Clusters(clusters)
     criteria = list(rubric.criteria)
     column = {c: j for j, c in enumerate(criteria)}
     scores = np.zeros((groups.n, len(criteria)))
@@ -277,8 +252,8 @@ def rollup_interval(
     feeds = (_weights(rubric, criteria) != 0).astype(float)
     sizes = totals[:, c:] @ feeds  # (G, dims)
     sizes = np.column_stack([totals[:, c:] @ (feeds.sum(axis=1) > 0), sizes])
-    se, df = _jackknife(estimate, stats[1:] - estimate, sizes)
-    low, high = _t_bounds(estimate, se, df, confidence, (0.0, rubric.scale_max))
+    se, df = jackknife(estimate, stats[1:] - estimate, sizes)
+    low, high = t_bounds(estimate, se, df, confidence, (0.0, rubric.scale_max))
     out: dict[str, Estimate] = {}
     for j, name in enumerate(["overall", *rubric.dimensions]):
         if np.isnan(estimate[j]):
@@ -320,85 +295,6 @@ def _rollup(
     return np.column_stack([overall, dims])
 
 
-def _jackknife(
-    estimate: np.ndarray, deviations: np.ndarray, sizes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Standard error and degrees of freedom per statistic (k,) from leave-one-cluster-out
-    deviations (G, k) from the estimate, given each cluster's size for each statistic
-    (G, k; 0: the cluster cannot move it and is left out).
-
-    se = sqrt((g-1)/g * sum(dev^2)) over the g clusters of nonzero size (CR3-like). df is
-    the Bell-McCaffrey (Satterthwaite) df of that variance when every cluster's total
-    error has a standard deviation proportional to its size, i.e. probes of one point
-    move together (the case that matters here): G - 1 for equal sizes, fewer when a few
-    large clusters dominate, which keeps the t interval honest for unequal sizes.
-    NaN with fewer than 2 clusters or an undefined left-out statistic.
-    """
-    relevant = sizes > 0
-    g = relevant.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        squares = np.where(relevant, deviations, 0.0) ** 2
-        se = np.sqrt((g - 1) / g * squares.sum(axis=0))
-        df = _satterthwaite_df(sizes / sizes.sum(axis=0))
-    se = np.where(se <= _SNAP * np.maximum(1.0, np.abs(estimate)), 0.0, se)
-    undefined = (g < 2) | np.isnan(se)
-    return np.where(undefined, np.nan, se), np.where(undefined, np.nan, df)
-
-
-def _satterthwaite_df(w: np.ndarray) -> np.ndarray:
-    """df = tr(X)^2 / tr(X^2) per column of cluster shares ``w`` (G, k), where X = C C' and
-    C = A (I - w 1') S: S = diag(w) the working error sd, (I - w 1') turns errors into
-    residuals around the estimate, A = diag(1 / (1 - w)) is the jackknife's inflation.
-    C is diagonal plus rank one, so both traces take O(G) (no G x G matrix)."""
-    a = 1 / (1 - w)
-    u, p, d = a * w, a * w**2, (a * w) ** 2
-    s = (w**2).sum(axis=0)
-    pu, uu, pp = (p * u).sum(axis=0), (u * u).sum(axis=0), (p * p).sum(axis=0)
-    # X = diag(d) + R with R = [p u] K [p u]', K = [[0, -1], [-1, s]].
-    trace = d.sum(axis=0) - 2 * pu + s * uu
-    r_diag = -2 * p * u + s * u**2
-    m11, m12, m21, m22 = -pu, -uu, s * pu - pp, s * uu - pu  # K [p u]'[p u]
-    trace_sq = (d**2).sum(axis=0) + 2 * (d * r_diag).sum(axis=0) + m11**2 + 2 * m12 * m21 + m22**2
-    return trace**2 / trace_sq
-
-
-def _t_bounds(
-    estimate: np.ndarray | float,
-    se: np.ndarray | float,
-    df: np.ndarray | float,
-    confidence: float,
-    limits: tuple[float, float] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``estimate -+ t(df) * se``; NaN where ``se`` is.
-
-    With ``limits`` (a bounded scale such as 0-5 scores) the interval is built on the
-    logit of the estimate's position in the scale (delta-method se) and mapped back:
-    it stays inside the scale and stretches away from a nearby end, where scores
-    pile up and a symmetric interval undercovers (``benchmarks/ci_coverage.py``).
-    An infinite upper limit only clips the lower bound.
-    """
-    from scipy.special import stdtrit  # Student t quantiles; far lighter than scipy.stats
-
-    _check_confidence(confidence)
-    estimate, se = np.asarray(estimate, dtype=float), np.asarray(se, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        t = stdtrit(np.where(np.isnan(df), 1.0, df), 1 - (1 - confidence) / 2)
-        low, high = estimate - t * se, estimate + t * se
-        if limits is None:
-            return low, high
-        if not np.isfinite(limits[1]):  # bounded below only (a ratio of scores): clip
-            return np.maximum(low, limits[0]), high
-        lo, span = limits[0], limits[1] - limits[0]
-        q = (estimate - lo) / span
-        inside = (q > 0) & (q < 1) & (se > 0)
-        logit = np.log(q / (1 - q))
-        half = t * se / (span * q * (1 - q))
-        top = lo + span
-        low = np.where(inside, lo + span / (1 + np.exp(half - logit)), np.maximum(low, lo))
-        high = np.where(inside, lo + span / (1 + np.exp(-logit - half)), np.minimum(high, top))
-    return low, high
-
-
 def _finite(values: Iterable[float], clusters: Sequence[Hashable], name: str) -> np.ndarray:
     arr = np.asarray(list(values), dtype=float)
     if arr.size == 0:
@@ -408,8 +304,3 @@ def _finite(values: Iterable[float], clusters: Sequence[Hashable], name: str) ->
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite numbers (drop unscored probes first)")
     return arr
-
-
-def _check_confidence(confidence: float) -> None:
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
