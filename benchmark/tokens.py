@@ -27,8 +27,15 @@ def count(text: str) -> int:
     return len(encoding().encode_ordinary(text))
 
 
+# Below this much text a batch's thread pool costs more than it saves (190 short index
+# lines: 5.4 ms batched, 0.75 ms one by one; 200 texts of 10K chars: 63 ms vs 102 ms).
+_BATCH_MIN_CHARS = 200_000
+
+
 def count_many(texts: list[str]) -> list[int]:
-    """Batch version of :func:`count`; tiktoken releases the GIL in batches."""
+    """Batch version of :func:`count`; tiktoken releases the GIL in large batches."""
+    if sum(map(len, texts)) < _BATCH_MIN_CHARS:
+        return [count(t) for t in texts]
     return [len(ids) for ids in encoding().encode_ordinary_batch(texts, num_threads=2)]
 
 

@@ -110,7 +110,8 @@ def phrase_match(phrase: str, answer: str | Haystack, term_ratio: float = 0.8) -
 def exact_values(text: str) -> set[str]:
     """What a phrase states exactly: identifier chunks (paths, versions, dotted names)
     and words holding a digit (``T08:30:00Z`` gives ``t08``, ``30``, ``00z``), lowercased."""
-    return set(identifier_terms(text)) | {w for w in words(text) if any(c.isdigit() for c in w)}
+    # Words are ASCII alphanumeric runs, so one that is not all letters holds a digit.
+    return set(identifier_terms(text)) | {w for w in words(text) if not w.isalpha()}
 
 
 def fact_matches(fact: Fact, answer: str | Haystack, term_ratio: float = 0.8) -> bool:
