@@ -2,9 +2,12 @@
 
 A transcript is redacted in two passes. The first runs the detectors over
 every message's content and every tool call's arguments; the second replaces
-the other verbatim occurrences of each secret found (a password seen once in
-``.env`` and again bare in a command), plus the values of the environment's
-secret-named variables (the user's own keys, should a log contain them).
+the other occurrences of each secret found (a password seen once in ``.env``
+and again bare in a command), plus the values of the environment's
+secret-named variables (the user's own keys, should a log contain them). That
+pass takes only values that could be nothing but the secret, and only where
+they stand alone as a token (``propagation``): ``DB_PASSWORD=postgres`` does
+not turn ``ash_postgres`` or ``psql -U postgres`` into placeholders.
 
 Within a transcript the same secret always becomes the same placeholder
 (``[REDACTED:openai_key#1]``; ``#2`` is another key of that type), so a probe
@@ -35,13 +38,13 @@ from benchmark.redaction.detectors import (
     compile_pattern,
     env_name_says_secret,
 )
+from benchmark.redaction.propagation import propagates, standalone_pattern
 from benchmark.storage import source_digest
 from benchmark.transcript.models import FunctionCall, Message, PlantedFact, ToolCall, Transcript
 
 if TYPE_CHECKING:
     from benchmark.config import BenchmarkConfig
 
-MIN_KNOWN = 8  # a detected secret shorter than this is not hunted for elsewhere (too common)
 MIN_ENV_VALUE = 12  # nor is a shorter environment value ("unused", "sk-test")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 
@@ -175,24 +178,22 @@ class Redactor:
         return text
 
     def _known_pass(self, session: _Session) -> Callable[[str, _Session], str] | None:
-        """The second pass: verbatim occurrences of every secret known by now."""
-        known = {s: None for s in session.placeholders if len(s) >= MIN_KNOWN}
+        """The second pass: every secret known by now that ``propagates`` (and the environment's
+        values), wherever it stands alone as a token."""
+        known = {s: None for s in session.placeholders if propagates(s)}
         known.update(dict.fromkeys(self.known))
         if not known:
             return None
-        alternatives = sorted(known, key=len, reverse=True)
-        pattern = re.compile(
-            f"({PLACEHOLDER.pattern})|" + "|".join(re.escape(s) for s in alternatives)
-        )
+        pattern, forms = standalone_pattern(known, PLACEHOLDER.pattern)
 
         def second(text: str, session: _Session) -> str:
-            if not any(s in text for s in alternatives):
+            if not any(f in text for f in forms):
                 return text
 
             def swap(match: re.Match[str]) -> str:
                 if match.group(1) is not None:  # a placeholder: leave it alone
                     return match.group(0)
-                secret = match.group(0)
+                secret = forms[match.group(0)]
                 kind = self.known.get(secret) or _kind(session.placeholders[secret])
                 return session.replace(kind, secret)
 
