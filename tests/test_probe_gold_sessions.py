@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
+from benchmark.activity.actions import Action
 from benchmark.activity.files import is_generated
 from benchmark.probe.runs import call_error, error_lines, exit_status
-from benchmark.activity.actions import Action
 from tests.test_probe_gold import _probes, _say
 
 

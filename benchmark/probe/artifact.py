@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from benchmark import identifiers
-from benchmark.activity.files import is_generated, PathKeys
+from benchmark.activity.files import PathKeys, is_generated
 from benchmark.activity.operations import FileOp
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Evidence, Fact

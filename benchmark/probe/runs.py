@@ -67,7 +67,8 @@ _CHROME = re.compile(
 # ``<returncode>1</returncode>``, Claude Code ``Exit code 1``, shells ``exit status 1``.
 _EXIT_STATUS = re.compile(
     r"(?:^|\n)\s*\[?(?:exit(?:ed)?(?: with)?(?: code| status)|return ?code|"
-    r"process exited with code)\s*:?\s*(-?\d+)\]?\s*(?:$|\n)|<returncode>\s*(-?\d+)\s*</returncode>|"
+    r"process exited with code)\s*:?\s*(-?\d+)\]?\s*(?:$|\n)|"
+    r"<returncode>\s*(-?\d+)\s*</returncode>|"
     r"\bexit status (-?\d+)\b|\bexited with (?:code|status) (-?\d+)\b",
     re.I,
 )
