@@ -335,7 +335,9 @@ def _stated(view: View) -> Iterator[Candidate]:
     failures: dict[int, str] = {}  # result message -> cue of the action that failed there
     for action in view.actions:
         at = action.result_index
-        if at is not None and not is_inspection(action) and call_error(action):
+        # A run that failed is what gets debugged; a tool's rejected edit is not the problem.
+        ran = action.command is not None
+        if at is not None and ran and not is_inspection(action) and call_error(action):
             failures[at] = describe(view, action)
     last_failure = ""
     for i in view.region_indices():
