@@ -426,3 +426,20 @@ def test_secrets_are_redacted_as_a_job_redacts_them(tmp_path, capsys):
     assert main([str(path), *SMALL, "--probes"]) == 0
     out = capsys.readouterr().out
     assert "redacted" in out and "openai_key 1" in out and key[8:20] not in out
+
+
+def test_review_prints_seeded_probes_with_evidence_in_context(session_file, capsys):
+    assert main([str(session_file), "--review", "3", "--seed", "7", *SMALL]) == 0
+    first = capsys.readouterr().out
+    assert "3 probe(s) to review" in first
+    assert first.count("Q: ") == 3 and "gold " in first and "evidence: message " in first
+    assert "  | " in first  # the lines around each quote
+    assert main([str(session_file), "--review", "3", "--seed", "7", *SMALL]) == 0
+    assert capsys.readouterr().out == first  # the same seed draws the same probes
+    assert main(["--json", str(session_file), "--review", "2", *SMALL]) == 0
+    sample = json.loads(capsys.readouterr().out)
+    for probe in sample:
+        for ev in probe["evidence"]:
+            assert ev["quote"] in ev["context"] and ev["role"] in ("user", "assistant", "tool")
+    assert main([str(session_file), "--review", "0", *SMALL]) == 2
+    assert "--review" in capsys.readouterr().err

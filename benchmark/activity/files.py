@@ -57,3 +57,24 @@ def file_statuses(ops: list[FileOp]) -> dict[str, list[str]]:
         if status and not op.failed:
             found.setdefault(keys.key(op.path), (op.path, set()))[1].add(status)
     return {path: [s for s in STATUSES if s in done] for path, done in found.values()}
+
+
+_GENERATED_SUFFIXES = (".backup", ".bak", ".orig", ".rej", ".old", ".swp", ".pyc", ".pyo", "~")
+_GENERATED_DIRS = frozenset(
+    {"build", "dist", "__pycache__", "node_modules", ".pytest_cache", ".mypy_cache", ".tox"}
+    | {".eggs", ".next", ".nuxt", ".gradle", ".parcel-cache", ".turbo"}
+)
+
+
+def is_generated(path: str) -> bool:
+    """A backup (``x.py.bak``, ``x.orig``, ``x~``) or build output (``build/``, ``dist/``,
+    ``__pycache__``, ``node_modules/``): copies and products of the work, not its subject."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p]
+    if not parts:
+        return False
+    name = parts[-1].lower()
+    return (
+        name.endswith(_GENERATED_SUFFIXES)
+        or ".egg-info" in path
+        or any(p in _GENERATED_DIRS for p in parts[:-1])
+    )

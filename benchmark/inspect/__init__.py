@@ -1,5 +1,6 @@
 """What a transcript file holds, before a job runs on it:
-``python -m benchmark.inspect <path>... [--format F] [--probes] [--json] [key=value ...]``.
+``python -m benchmark.inspect <path>... [--format F] [--probes] [--review N [--seed S]]
+[--json] [key=value ...]``.
 
 Each file is imported as a job would import it, and shown with the compaction
 points and probes the job's own config would find: trailing ``key=value``
@@ -21,8 +22,8 @@ from rich.console import Console
 
 from benchmark.config import BenchmarkConfig, ImportFormat
 from benchmark.errors import UserError
-from benchmark.inspect.render import render
-from benchmark.inspect.report import inspect_file
+from benchmark.inspect.render import render, render_review
+from benchmark.inspect.report import inspect_file, review_sample
 from benchmark.transcript.sources import expand_paths
 
 __all__ = ["inspect_file", "load_config", "main", "render"]
@@ -86,6 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--probes", action="store_true", help="list every probe with its gold")
     parser.add_argument("--json", action="store_true", help="one JSON document, for scripts")
+    parser.add_argument(
+        "--review",
+        type=int,
+        metavar="N",
+        help="print N random probes across the files' points with their evidence, to judge",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the --review sample")
     try:
         args = parser.parse_intermixed_args(argv)
     except SystemExit as exc:  # a usage error (printed, one line) or --help
@@ -109,14 +117,24 @@ def main(argv: list[str] | None = None) -> int:
         console.print(
             "probe.writer is an LLM writer; probes shown are the offline extractor's (no network)"
         )
+    if args.review is not None and args.review < 1:
+        print("error: --review needs a positive number of probes", file=sys.stderr)
+        return 2
     reports = []
     for path in files:
-        report = inspect_file(path, fmt, config, args.probes)
+        report = inspect_file(path, fmt, config, args.probes or args.review is not None)
         reports.append(report)
         if "error" in report:
             print(f"error: {report['error']}", file=sys.stderr)
-        elif not args.json:
+        elif not args.json and args.review is None:
             render(report, console, args.probes)
+    if args.review is not None:
+        sample = review_sample(reports, args.review, args.seed)
+        if args.json:
+            print(json.dumps(sample, indent=2, ensure_ascii=False))
+        else:
+            render_review(sample, console)
+        return 1 if any("error" in r for r in reports) else 0
     failed = sum("error" in r for r in reports)
     if args.json:
         print(json.dumps(reports, indent=2, ensure_ascii=False))

@@ -121,3 +121,23 @@ def human_size(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} GB"
+
+
+def render_review(sample: list[dict[str, Any]], console: Console) -> None:
+    """Probes to judge by hand: question, gold facts, and each evidence in its context."""
+    for n, probe in enumerate(sample, 1):
+        console.rule(f"[bold]{n}. {probe['type']}[/] {escape(probe['id'])}")
+        console.print(f"file: {escape(probe['path'])} (point {probe['point']})", soft_wrap=True)
+        console.print(f"[bold]Q:[/] {escape(probe['question'])}", soft_wrap=True)
+        for fact in probe["facts"]:
+            console.print(f"[bold]gold[/] {fact['kind']}: {escape(fact['text'])}", soft_wrap=True)
+        for ev in probe["evidence"]:
+            console.print(
+                f"[dim]evidence: message {ev['message_index']} ({ev['role']}), quote:[/] "
+                f"{escape(ev['quote'])}",
+                soft_wrap=True,
+            )
+            for line in ev["context"].split("\n"):
+                console.print(f"  | {escape(line)}", style="dim", soft_wrap=True)
+        console.print("judge: right / wrong (why)")
+    console.print(f"{len(sample)} probe(s) to review")

@@ -58,6 +58,7 @@ def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) ->
                     "type": x.type,
                     "question": x.question,
                     "facts": [{"kind": f.kind, "text": f.text} for f in x.gold.facts],
+                    "evidence": [_evidence(t, e.message_index, e.quote) for e in x.evidence],
                 }
                 for x in found
             ]
@@ -145,3 +146,38 @@ def _round_down(value: float) -> int:
     n = max(int(value), 1)
     scale = 10 ** max(len(str(n)) - 2, 0)
     return n // scale * scale
+
+
+CONTEXT_LINES = 2  # lines shown around an evidence quote in --review
+
+
+def _evidence(t: Transcript, index: int, quote: str) -> dict[str, Any]:
+    """An evidence quote with the lines around it in its message, for a person to judge."""
+    msg = t.messages[index]
+    text = msg.render()
+    lines = text.split("\n")
+    pos = text.find(quote)
+    first = text.count("\n", 0, pos) if pos >= 0 else 0
+    last = first + quote.count("\n")
+    lo, hi = max(0, first - CONTEXT_LINES), min(len(lines), last + CONTEXT_LINES + 1)
+    return {
+        "message_index": index,
+        "role": msg.role,
+        "quote": quote,
+        "context": "\n".join(lines[lo:hi]),
+    }
+
+
+def review_sample(reports: list[dict[str, Any]], n: int, seed: int) -> list[dict[str, Any]]:
+    """``n`` probes drawn at random (seeded) from every point of every file, each with its
+    file and point, so a person can judge the gold against its evidence."""
+    import random
+
+    pool = [
+        {"path": r["path"], "point": p["ordinal"], **probe}
+        for r in reports
+        if "error" not in r
+        for p in r["points"]
+        for probe in p.get("probe_list", [])
+    ]
+    return random.Random(seed).sample(pool, min(n, len(pool)))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from benchmark import identifiers
-from benchmark.activity.files import PathKeys
+from benchmark.activity.files import PathKeys, is_generated
 from benchmark.activity.operations import FileOp
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Evidence, Fact
@@ -140,7 +140,7 @@ def _read_only(view: View, records: list[FileRecord]) -> Iterator[Candidate]:
 def _changes(view: View, rec: FileRecord) -> Iterator[Candidate]:
     """'What did we change in x?' with the edit's new names and strings as gold."""
     found = rec.spelling(view)
-    if found is None:
+    if found is None or is_generated(found[0]):
         return
     path = found[0]
     known = ""  # file text seen so far in the region, to tell new names from old ones

@@ -33,11 +33,38 @@ _HEADING = re.compile(
     r"checklist|still to do)\b[^\n]{0,40}$",
     re.I,
 )
+# A stated next step; "Now it handles X" / "Then updated Y" report work done, not work to do.
 _INTENT = re.compile(
-    r"^(?:next|now|then|after that|finally)\b|\b(?:I'll|I will|let's|let me|we need to|"
+    r"^(?:next|then|after that|finally)\b,?\s+(?!\w+ed\b)|\b(?:I'll|I will|let's|let me|we need to|"
     r"we should|next step|we can now)\b",
     re.I,
 )
+# Headings of work already done: a summary's items are not tasks, and no next step is in it.
+_DONE_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?\s*(?:summary|changes(?: made)?|key changes|what (?:i|we) "
+    r"(?:did|changed|fixed)|what changed|work done|done|completed(?: tasks| work)?|"
+    r"accomplished|fixes applied|(?:i've|i have|we've|we have) (?:made|implemented|fixed|"
+    r"updated|completed|added)|here's what (?:i|we) (?:did|changed))\b",
+    re.I,
+)
+_DONE_WORD = re.compile(
+    r"\b(?:completed|done|finished|accomplished|made|implemented|fixed)\b", re.I
+)
+
+
+def future_lines(content: str) -> Iterator[str]:
+    """Prose lines of ``content`` outside a summary of work done ("Summary:", "Changes
+    made:"); a later future-work heading ("Next steps:") opens pending work again."""
+    for chunk in prose(content):
+        done = False
+        for line in chunk.splitlines():
+            if _done_heading(line):
+                done = True
+                continue
+            if _is_heading(line):
+                done = False
+            if not done:
+                yield line
 
 
 @dataclass(frozen=True)
@@ -63,7 +90,7 @@ def task_mentions(view: View) -> list[Mention]:
 def _mentions(content: str, index: int) -> Iterator[Mention]:
     for chunk in prose(content):
         under_heading = False
-        for line in chunk.splitlines():
+        for line in future_lines(chunk):
             check = _CHECK.match(line)
             if check:
                 text = trim(check.group(2))
@@ -86,9 +113,22 @@ def _mentions(content: str, index: int) -> Iterator[Mention]:
                 under_heading = False
 
 
+def _done_heading(line: str) -> bool:
+    """A heading of work done: "Summary:", "## Changes made", "**What I did**", "Done."."""
+    match = _DONE_HEADING.match(line)
+    if match is None:
+        return False
+    rest = line[match.end() :]
+    marked = line.lstrip().startswith(("#", "**", "__")) and len(line) <= 80
+    return ":" in rest[:60] or marked or not rest.strip(" .!*_")
+
+
 def _is_heading(line: str) -> bool:
+    """A future-work heading ("Next steps:", "## TODO"); "Tasks completed:" is not one."""
     stripped = line.strip().strip("*_").strip()
-    return bool(_HEADING.match(line)) and (line.lstrip().startswith("#") or stripped.endswith(":"))
+    if not _HEADING.match(line) or _DONE_WORD.search(line):
+        return False
+    return line.lstrip().startswith("#") or stripped.endswith(":")
 
 
 @dataclass
@@ -246,7 +286,8 @@ def _current(view: View) -> Iterator[Candidate]:
         msg = view.transcript.messages[i]
         if msg.role != "assistant" or not msg.content:
             continue
-        found = [s for s in sentences(msg.content) if _INTENT.search(s) and len(s) >= 20]
+        ahead = "\n".join(future_lines(msg.content))
+        found = [s for s in sentences(ahead) if _INTENT.search(s) and len(s) >= 20]
         if found:
             intent = (i, clip(found[-1]))
             break

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from benchmark.activity.files import is_generated
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Fact
 from benchmark.probe.text import MAX_FACT, clip, normalize, sentences, trim
@@ -271,7 +272,7 @@ def fixes(view: View, skip: set[str]) -> list[Fix]:
     for op in view.file_ops:
         if op.kind not in ("write", "edit") or not view.in_region(op.action_index):
             continue
-        if op.path in done:
+        if op.path in done or is_generated(op.path):  # a backup is no subject of a fix
             continue
         content = view.transcript.messages[op.action_index].content or ""
         found = _fix_in(list(sentences(content)), skip, content)

@@ -13,13 +13,16 @@ from benchmark.probe.models import Fact
 from benchmark.probe.runs import (
     RUN_COMMAND,
     TEST_COMMAND,
+    background_notice,
+    call_error,
     error_lines,
-    main_error,
+    exit_status,
     output_lines,
     reported_error,
 )
 from benchmark.probe.text import (
     clip,
+    command_line,
     fact_kind,
     first_line,
     sentences,
@@ -77,9 +80,15 @@ def describe(view: View, action: Action) -> str:
 
 
 def _named(view: View, action: Action) -> tuple[str, str]:
-    """(cue, the text it quotes from the call), spelled the way the call message holds it."""
+    """(cue, the text it quotes from the call), spelled the way the call message holds it.
+
+    A multi-line command is named by its distinguishing line (``command_line``).
+    """
     if action.command is not None:
-        shown = view.shown(action.index, first_line(action.command))
+        line = _command_line(view, action.command)
+        shown = view.shown(action.index, line)
+        if line != first_line(action.command):
+            return f"the command containing `{shown}`", shown
         return f"`{shown}`", shown
     line = action.args.get("_line")
     if isinstance(line, str) and line:
@@ -92,6 +101,11 @@ def _named(view: View, action: Action) -> tuple[str, str]:
     return f"the `{action.name}` call", action.name
 
 
+def _command_line(view: View, command: str, limit: int = 100) -> str:
+    others = [a.command for a in view.actions if a.command is not None]
+    return command_line(command, others, limit)
+
+
 def _errors(view: View) -> Iterator[Candidate]:
     runs = {run.index: run for run in view.test_runs}
     for action in view.actions:
@@ -99,7 +113,7 @@ def _errors(view: View) -> Iterator[Candidate]:
             continue
         if is_inspection(action):
             continue
-        err = main_error(action.result)
+        err = call_error(action)
         if err is None:
             continue
         cue, quoted = _named(view, action)
@@ -184,7 +198,13 @@ def _outputs(view: View) -> Iterator[Candidate]:
             continue
         edited = [op.path for op in edits if op.action_index < action.index]
         lines = output_lines(action.result)
-        quiet = error_lines(action.result) or not lines or len(lines) > MAX_OUTPUT_LINES
+        quiet = (
+            error_lines(action.result)
+            or not lines
+            or len(lines) > MAX_OUTPUT_LINES
+            or background_notice(action.result)  # a job's start, not what it printed
+            or exit_status(action.result) not in (None, 0)
+        )
         if edited and not quiet:
             last[command.strip()] = (action, edited[-1], lines)
         else:
@@ -221,7 +241,9 @@ def _commands_by_error(view: View) -> Iterator[Candidate]:
             continue
         if not view.in_region(action.index) or is_inspection(action):
             continue
-        command = first_line(action.command, 200)
+        if call_error(action) is None:  # a call that succeeded failed with nothing
+            continue
+        command = action.command.strip()
         for err in error_lines(action.result):
             if err.kind == "exception" and err.name:
                 by_name.setdefault(err.name, {}).setdefault(command, (action, err.text))
@@ -229,7 +251,7 @@ def _commands_by_error(view: View) -> Iterator[Candidate]:
         if len(commands) != 1:
             continue
         command, (action, err_text) = next(iter(commands.items()))
-        cited = view.cite(action.index, command)
+        cited = view.cite(action.index, _command_line(view, command, 200))
         if cited is None:
             continue
         shown, command_ev = cited
@@ -313,7 +335,9 @@ def _stated(view: View) -> Iterator[Candidate]:
     failures: dict[int, str] = {}  # result message -> cue of the action that failed there
     for action in view.actions:
         at = action.result_index
-        if at is not None and not is_inspection(action) and main_error(action.result):
+        # A run that failed is what gets debugged; a tool's rejected edit is not the problem.
+        ran = action.command is not None
+        if at is not None and ran and not is_inspection(action) and call_error(action):
             failures[at] = describe(view, action)
     last_failure = ""
     for i in view.region_indices():

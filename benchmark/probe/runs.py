@@ -58,9 +58,37 @@ _CHROME = re.compile(
     r"(?:[\w.-]+@[\w.-]+:\S*|(?:ba|z)?sh(?:-[\d.]*)?)?[$#]|>>>|\[File: .*\]|"
     r"\(\d+ more lines (?:above|below)\)|\(no output\)|<no output>|"
     r"\[?(?:exit(?: code| status)?|return code|process exited with code):?\s*-?\d+\]?|"
-    r"Your command ran successfully and did not produce any output\.?)\s*$",
+    r"Your command ran successfully and did not produce any output\.?|"
+    r"Wall time: [\d.]+ ?\w*|Output:|Chunk ID: \w+|Original token count: \d+|"
+    r"Process (?:exited with code -?\d+|running with session ID \S+))\s*$",
     re.I,
 )
+# A call's exit status as tools print it: Codex ``Exit code: 1``, SWE-agent/mini-swe-agent
+# ``<returncode>1</returncode>``, Claude Code ``Exit code 1``, shells ``exit status 1``.
+_EXIT_STATUS = re.compile(
+    r"(?:^|\n)\s*\[?(?:exit(?:ed)?(?: with)?(?: code| status)|return ?code|"
+    r"process exited with code)\s*:?\s*(-?\d+)\]?\s*(?:$|\n)|"
+    r"<returncode>\s*(-?\d+)\s*</returncode>|"
+    r"\bexit status (-?\d+)\b|\bexited with (?:code|status) (-?\d+)\b",
+    re.I,
+)
+# A tool's own error reply: Claude Code ``<tool_use_error>``, a reply opening with ``Error:``.
+_ERROR_REPLY = re.compile(
+    r"^\s*(?:<tool_use_error>|(?:error|fatal|failed|failure)(?:\[\w+\])?\s*[:!])|"
+    r"^[^\n]*\byour proposed edit has introduced\b",
+    re.I,
+)
+_TRACEBACK = re.compile(
+    r"^Traceback \(most recent call last\):|^panic: |^thread '.*' panicked", re.M
+)
+# What a background job prints when it starts: a notice, not its output.
+_BACKGROUND = re.compile(
+    r"\b(?:running|started|launched) in (?:the )?background\b|"
+    r"\bProcess running with session ID\b|^\[\d+\] \d+\s*$",
+    re.I | re.M,
+)
+ENDING_LINES = 3  # without an exit status, an error a command ended on is its failure
+MAX_CONTINUATION = 3  # lines an error ending in ":" may continue on
 
 
 @dataclass(frozen=True)
@@ -71,16 +99,20 @@ class ErrorLine:
 
 
 def error_lines(output: str) -> list[ErrorLine]:
-    """Error lines of ``output`` in order (warnings are not errors)."""
+    """Error lines of ``output`` in order (warnings are not errors).
+
+    An error line ending in a colon ("... due to the following issue:") runs on
+    to the lines that say what the issue is (``_whole``).
+    """
     found: list[tuple[int, ErrorLine]] = []
     for match in _FAILED.finditer(output):
-        found.append((match.start(), ErrorLine("failed", clip(match.group(0)))))
+        found.append((match.start(), ErrorLine("failed", _whole(output, match.start()))))
     for match in _ERROR.finditer(output):
-        found.append((match.start(), ErrorLine("error", clip(match.group(0)))))
+        found.append((match.start(), ErrorLine("error", _whole(output, match.start()))))
     for line_start, line in _lines(output):
         match = _EXCEPTION.search(line)
         if match and not _NOT_REPORT.search(line[: match.start()]):
-            text = clip(line[match.start() :])
+            text = _whole(output, line_start + match.start())
             found.append((line_start + match.start(), ErrorLine("exception", text, match.group(1))))
     found.sort(key=lambda item: item[0])
     seen: set[str] = set()
@@ -90,6 +122,24 @@ def error_lines(output: str) -> list[ErrorLine]:
             seen.add(err.text)
             out.append(err)
     return out
+
+
+def _whole(output: str, start: int) -> str:
+    """The error from ``start`` to its line's end, clipped; a line ending in ":" takes the
+    lines after it (up to a blank line) along, so the message is not cut at the colon."""
+    end = output.find("\n", start)
+    end = len(output) if end < 0 else end
+    more = 0
+    while (
+        output[start:end].rstrip().endswith(":") and more < MAX_CONTINUATION and end < len(output)
+    ):
+        nxt = output.find("\n", end + 1)
+        nxt = len(output) if nxt < 0 else nxt
+        line = output[end + 1 : nxt]
+        if not line.strip() or _CHROME.match(line):
+            break
+        end, more = nxt, more + 1
+    return clip(output[start:end].rstrip("\r"))
 
 
 def main_error(output: str) -> ErrorLine | None:
@@ -103,6 +153,52 @@ def main_error(output: str) -> ErrorLine | None:
             if err.kind == kind:
                 return err
     return None
+
+
+def exit_status(output: str) -> int | None:
+    """The exit status a tool printed with a call's output (the last one), if any."""
+    found = _EXIT_STATUS.findall(output)
+    if not found:
+        return None
+    return int(next(g for g in found[-1] if g))
+
+
+def background_notice(output: str) -> bool:
+    """Whether ``output`` only says a job started in the background (its output comes later)."""
+    lines = output_lines(output)
+    return bool(lines) and len(lines) <= 2 and any(_BACKGROUND.search(line) for line in lines)
+
+
+def call_error(action: Action) -> ErrorLine | None:
+    """The error a call failed with, or ``None`` when it did not fail.
+
+    A call failed when its status says so: a non-zero exit status, the tool's
+    own error reply, a traceback, or (for a command without a printed status)
+    an error it ended on. A call whose exit status is 0 did not fail, whatever
+    warnings it printed; a non-shell tool's reply (a sub-agent's report, a
+    file's content) is text, not an error, unless the reply itself is one.
+    """
+    output = action.result
+    if not output.strip() or background_notice(output):
+        return None
+    status = exit_status(output)
+    if status == 0:
+        return None
+    err = main_error(output)
+    if _ERROR_REPLY.match(output):  # the tool's own error reply, quoted from its first line
+        start = len(output) - len(output.lstrip())
+        return err or ErrorLine("error", _whole(output, start))
+    if err is None or status is not None:
+        return err
+    if action.command is None:
+        return None
+    if err.kind == "exception" and _TRACEBACK.search(output):
+        return err
+    if err.kind == "failed" and TEST_COMMAND.search(action.command):
+        return err
+    ending = output_lines(output)[-ENDING_LINES:]
+    parts = [part.strip() for part in err.text.split("\n")]
+    return err if any(parts[0] in line or line in parts[1:] for line in ending) else None
 
 
 def reported_error(text: str) -> str | None:
@@ -199,11 +295,12 @@ def _parse_run(index: int, result_index: int, command: str, output: str) -> Test
     for test_id, (line, reason) in list(failures.items()):
         if not reason:
             failures[test_id] = (line, err.text if err and err.kind == "exception" else "")
+    status = exit_status(output)
     if failures or _COUNT_FAILED.search(output):
         outcome: Literal["pass", "fail", "unknown"] = "fail"
-    elif _PASSED.search(output):
+    elif _PASSED.search(output) or status == 0:
         outcome = "pass"
-    elif err is not None:
+    elif err is not None or status is not None:
         outcome = "fail"
     else:
         outcome = "unknown"
