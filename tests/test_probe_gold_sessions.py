@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 
+from test_probe_gold import _probes, _say
+
 from benchmark.activity.actions import Action
 from benchmark.activity.files import is_generated
 from benchmark.probe.runs import call_error, error_lines, exit_status
-from tests.test_probe_gold import _probes, _say
 
 
 def _call(call_id: str, name: str, args: dict, output: str) -> list[dict]:

@@ -117,6 +117,29 @@ def test_invented_quote_is_dropped_and_a_wrong_index_is_corrected(openai_stub, w
     assert writer.dropped == 1
 
 
+def test_a_summary_already_in_the_log_is_no_source(openai_stub, writer):
+    """The writer is shown a summary empty, and a probe quoting it is dropped."""
+    summary = "This session is being continued from a previous conversation: KeyError: 'sku'"
+    messages = [*MESSAGES[:4], {"role": "user", "content": summary, "summary": True}]
+    transcript = Transcript(
+        id="t1",
+        source="mem",
+        messages=[*map(Message.model_validate, messages), *_transcript().messages[5:]],
+    )
+    quoting = _probe(
+        question="What error was seen earlier?",
+        quote="KeyError: 'sku'",
+        index=2,
+        facts=[{"kind": "detail", "text": "KeyError: 'sku'"}],
+    )
+    _serve(openai_stub, quoting, _probe())
+    probes, result = write_probes(transcript, POINT, CONFIG, writer)
+    assert result.reasons == {"quote_not_found": 1}
+    assert [p.evidence[0].message_index for p in probes] == [3]
+    shown = json.loads(openai_stub.requests[0].body["messages"][1]["content"])["data"]["messages"]
+    assert shown[2] == {"index": 2, "role": "user", "text": ""}
+
+
 def test_facts_not_in_the_region_are_dropped(openai_stub, writer):
     partly = _probe(
         facts=[

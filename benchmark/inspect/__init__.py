@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import NoReturn, get_args
 
 from rich.console import Console
+from rich.markup import escape
 
 from benchmark.config import BenchmarkConfig, ImportFormat
 from benchmark.errors import UserError
 from benchmark.inspect.render import render, render_review
 from benchmark.inspect.report import inspect_file, review_sample
-from benchmark.transcript.sources import expand_paths
+from benchmark.transcript.sources import expand_found
 
 __all__ = ["inspect_file", "load_config", "main", "render"]
 
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         config = load_config(paths, overrides)
-        files = expand_paths(paths, config.transcript.extensions)  # type: ignore[union-attr]
+        files = expand_found(paths, config.transcript.extensions)  # type: ignore[union-attr]
     except UserError as exc:
         print(f"error: {str(exc).removeprefix('transcript.path: ')}", file=sys.stderr)
         return 2
@@ -121,11 +122,14 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --review needs a positive number of probes", file=sys.stderr)
         return 2
     reports = []
-    for path in files:
-        report = inspect_file(path, fmt, config, args.probes or args.review is not None)
+    for path, named in files.items():
+        report = inspect_file(path, fmt, config, args.probes or args.review is not None, named)
         reports.append(report)
         if "error" in report:
             print(f"error: {report['error']}", file=sys.stderr)
+        elif "skipped" in report:
+            if not args.json and args.review is None:
+                console.print(f"skipped {escape(report['path'])}: {report['skipped']}")
         elif not args.json and args.review is None:
             render(report, console, args.probes)
     if args.review is not None:
@@ -136,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
             render_review(sample, console)
         return 1 if any("error" in r for r in reports) else 0
     failed = sum("error" in r for r in reports)
+    skipped = sum("skipped" in r for r in reports)
     if args.json:
         print(json.dumps(reports, indent=2, ensure_ascii=False))
     elif len(reports) > 1:
-        console.print(f"{len(reports)} files, {failed} could not be imported")
+        left_out = f", {skipped} skipped (sub-agent logs)" if skipped else ""
+        console.print(f"{len(reports)} files, {failed} could not be imported{left_out}")
     return 1 if failed else 0

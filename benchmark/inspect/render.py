@@ -24,6 +24,11 @@ def render(report: dict[str, Any], console: Console, probes: bool) -> None:
     summary.add_row("size", f"{human_size(report['size'])} ({report['size']:,} bytes)")
     summary.add_row("sha256", report["sha256"][:12])
     summary.add_row("messages", f"{msgs['total']}: {_counts(msgs['by_role'])}")
+    if msgs["summaries"]:
+        shown = ", ".join(str(i) for i in msgs["summaries"])
+        summary.add_row(
+            "summaries", f"{len(msgs['summaries'])} already in the log, never probed: {shown}"
+        )
     summary.add_row("tool calls", str(calls["total"]))
     summary.add_row(
         "tokens",

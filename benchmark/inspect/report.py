@@ -15,21 +15,27 @@ from benchmark.probe.extract import generate_probes, why_no_probes
 from benchmark.probe.models import PROBE_TYPES
 from benchmark.probe.repeats import FirstAsked
 from benchmark.redaction import redactor_for
-from benchmark.transcript.formats import TranscriptError, import_file
+from benchmark.transcript.formats import SubagentLog, TranscriptError, import_file
 from benchmark.transcript.models import Role, Transcript
+from benchmark.transcript.sources import SUBAGENT_SKIPPED
 
 
-def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) -> dict[str, Any]:
+def inspect_file(
+    path: Path, fmt: str, config: BenchmarkConfig, probes: bool, named: bool = True
+) -> dict[str, Any]:
     """One file's report as plain data (the ``--json`` object; the tables are drawn from it).
 
     The transcript is redacted as a job redacts it (``config.redaction``), so the probes
-    shown are the job's, and no secret of the file is printed.
+    shown are the job's, and no secret of the file is printed. A sub-agent's log met in a
+    scan (``named=False``) is reported ``skipped``, as a job skips it.
     """
     max_line = int(config.transcript.max_line_mb * 2**20)  # type: ignore[union-attr]
     redactor = redactor_for(config)
     try:
         item = import_file(path, fmt, max_line)
     except TranscriptError as exc:
+        if isinstance(exc, SubagentLog) and not named:
+            return {"path": str(path), "skipped": SUBAGENT_SKIPPED}
         return {"path": str(path), "error": redactor.text(str(exc))}
     t, redactions = redactor.transcript(item.transcript)
     counts = t.message_tokens
@@ -72,6 +78,7 @@ def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) ->
         "messages": {
             "total": len(t.messages),
             "by_role": {r: roles[r] for r in get_args(Role) if roles[r]},
+            "summaries": t.summaries,  # already a summary in the log: never probed
         },
         "tool_calls": {
             "total": sum(tools.values()),
@@ -176,7 +183,7 @@ def review_sample(reports: list[dict[str, Any]], n: int, seed: int) -> list[dict
     pool = [
         {"path": r["path"], "point": p["ordinal"], **probe}
         for r in reports
-        if "error" not in r
+        if "error" not in r and "skipped" not in r
         for p in r["points"]
         for probe in p.get("probe_list", [])
     ]

@@ -34,7 +34,10 @@ class View:
 
     ``start``/``stop`` bound the region (where questions come from); messages
     up to ``end`` (the tail) are visible only to learn the state at the point.
-    Nothing before ``start`` is ever read.
+    Nothing before ``start`` is ever read, and a summary already in the log
+    (``Message.summary``) is seen empty: it is lossy, so no question, gold or
+    evidence ever comes from it. This is the one place that filter lives: every
+    extractor and the LLM writer read messages through a view.
     """
 
     transcript: Transcript
@@ -47,6 +50,7 @@ class View:
     def of(cls, transcript: Transcript, point: CompactionPoint) -> View:
         end = min(point.end, len(transcript.messages))
         stop = min(point.tail_start, end)
+        transcript = without_summaries(transcript)
         msgs = transcript.messages
         texts = {i: msgs[i].render() for i in range(point.head_end, end)}
         return cls(transcript, point.head_end, stop, end, texts)
@@ -109,3 +113,14 @@ class View:
             found = whole_escapes(clip(found, limit))
         evidence = self.evidence(index, found)
         return (found, evidence) if found and evidence else None
+
+
+def without_summaries(transcript: Transcript) -> Transcript:
+    """``transcript`` with the content of every summary already in the log emptied (message
+    indices unchanged); the transcript itself when it holds none."""
+    if not any(m.summary for m in transcript.messages):
+        return transcript
+    messages = [
+        m.model_copy(update={"content": ""}) if m.summary else m for m in transcript.messages
+    ]
+    return transcript.model_copy(update={"messages": messages})

@@ -254,7 +254,7 @@ def write_probes(
     view = View.of(transcript, point)
     if view.stop <= view.start:
         return [], WriterResult()
-    region = transcript.messages[view.start : view.stop]
+    region = view.transcript.messages[view.start : view.stop]  # summaries emptied
     result = writer.write(region, view.start, config.types, config.per_type)
     probes: list[Probe] = []
     for ptype in (t for t in PROBE_TYPES if t in config.types):

@@ -29,6 +29,7 @@ def manifest_metrics(manifest: TranscriptManifest) -> dict[str, float]:
         "transcripts/files": len(manifest.files),
         "transcripts/skipped": len(manifest.skipped),
         "transcripts/import_warnings": sum(len(f.warnings) for f in manifest.files),
+        "transcripts/summaries": sum(len(f.summaries) for f in manifest.files),
         "redactions/total": sum(redactions.values()),
         **{f"redactions/{kind}": n for kind, n in sorted(redactions.items())},
     }

@@ -1,5 +1,8 @@
 """What a run's transcripts were: files with content hashes, and files skipped with why.
 
+A file's ``summaries`` are the messages that were already a summary in the log
+(the agent's own compactions): probes never draw on them.
+
 Logged with every run (``transcripts/manifest.json`` and MLflow dataset
 inputs), so a score can be traced back to exactly the data behind it.
 """
@@ -24,11 +27,19 @@ class SourceFile(BaseModel):
     redactions: dict[str, int] = Field(
         default_factory=dict, description="secrets replaced by placeholders, per type"
     )
+    summaries: list[int] = Field(
+        default_factory=list,
+        description="indices of messages that were already a summary in the log (the agent's "
+        "own compactions): kept as the model saw them, never a source of probes",
+    )
 
 
 class SkippedFile(BaseModel):
     path: str
-    error: str
+    error: str = Field(
+        description="why: the import error, or a note for a file left out on "
+        "purpose (a sub-agent's log met in a folder scan)"
+    )
 
 
 class TranscriptManifest(BaseModel):

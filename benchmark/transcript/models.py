@@ -98,6 +98,12 @@ class Message(_Derived):
     compaction: OpaqueItem | None = Field(
         None, description="set on the stand-in for server-side compacted messages (no content)"
     )
+    summary: bool | None = Field(
+        None,
+        description="true on a summary of earlier messages that was already in the log (the "
+        "agent's own compaction): lossy, so never a source of probes. Unset otherwise, so a log "
+        "without summaries hashes as it did before the field existed",
+    )
 
     @field_validator("content", mode="before")
     @classmethod
@@ -115,6 +121,11 @@ class Message(_Derived):
                     )
             return "\n".join(texts)
         return value
+
+    @field_validator("summary", mode="after")
+    @classmethod
+    def _unset_unless_true(cls, value: bool | None) -> bool | None:
+        return True if value else None  # False and None dump (and hash) alike: not at all
 
     @model_validator(mode="after")
     def _role_fields(self) -> Message:
@@ -173,6 +184,11 @@ class Transcript(_Derived):
             [m.model_dump(exclude_none=True) for m in self.messages], sort_keys=True
         )
         return hashlib.sha256(payload.encode()).hexdigest()
+
+    @property
+    def summaries(self) -> list[int]:
+        """Indices of the summaries already in the log (``Message.summary``)."""
+        return [i for i, m in enumerate(self.messages) if m.summary]
 
     @cached_property
     def message_tokens(self) -> list[int]:

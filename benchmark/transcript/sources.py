@@ -2,7 +2,12 @@
 
 Every job gets a ``TranscriptManifest``: which files (or generated sessions)
 were used, with content hashes, and which files were skipped and why, so a
-run's numbers can be traced back to exactly the data behind them.
+run's numbers can be traced back to exactly the data behind them. A
+sub-agent's log that a folder scan or a glob meets (Claude Code's
+``<session>/subagents/agent-*.jsonl``) is skipped with a note, whatever
+``on_error`` says: its conversation is not a session, and the main session
+holds its result. Named as a file, it is refused like any file that cannot be
+imported.
 
 Every transcript is redacted here, as it loads (``benchmark.redaction``): no
 later stage, cache or artifact ever holds a credential from it.
@@ -20,13 +25,17 @@ from pydantic import BaseModel
 from benchmark.config import FileTranscripts, SyntheticTranscripts
 from benchmark.errors import UserError
 from benchmark.redaction import Redactor, build_redactor
-from benchmark.transcript.formats import Imported, TranscriptError, import_file
+from benchmark.transcript.formats import Imported, SubagentLog, TranscriptError, import_file
 from benchmark.transcript.generated import load_or_generate, session_seed
 from benchmark.transcript.manifest import SkippedFile, SourceFile, TranscriptManifest
 from benchmark.transcript.models import Transcript
 
 log = logging.getLogger(__name__)
 _SHOWN_WARNINGS = 3  # per file in the job log; the manifest keeps them all
+SUBAGENT_SKIPPED = (
+    "sub-agent log (sidechain): a Task sub-agent's own conversation, whose result its main "
+    "session holds; skipped"
+)
 
 
 class LoadedTranscripts(BaseModel):
@@ -46,14 +55,18 @@ def load_transcripts(
     redactor = redactor or build_redactor()
     if isinstance(config, SyntheticTranscripts):
         return _generate(config, redactor, cache_dir)
-    paths = expand_paths(config.path, config.extensions)
+    paths = expand_found(config.path, config.extensions)
     imported: list[Imported] = []
     redactions: list[dict[str, int]] = []
     skipped: list[SkippedFile] = []
-    for path in paths:
+    for path, named in paths.items():
         try:
             item = import_file(path, config.format, int(config.max_line_mb * 2**20))
         except TranscriptError as exc:
+            if isinstance(exc, SubagentLog) and not named:
+                log.info("skipped %s: %s", path, SUBAGENT_SKIPPED)
+                skipped.append(SkippedFile(path=str(path), error=SUBAGENT_SKIPPED))
+                continue
             error = redactor.text(str(exc))  # an error may quote the line at fault
             if config.on_error == "fail":
                 raise UserError(f"{error} (transcript.on_error=skip goes on without it)") from None
@@ -86,10 +99,17 @@ def load_transcripts(
 def expand_paths(spec: str | list[str], extensions: list[str] | None = None) -> list[Path]:
     """Files named by ``spec``: files as given, globs (``**`` recursive), folders scanned
     recursively for ``extensions``; in order, each once."""
+    return list(expand_found(spec, extensions))
+
+
+def expand_found(spec: str | list[str], extensions: list[str] | None) -> dict[Path, bool]:
+    """``expand_paths`` with, per file, whether it was named as a file (``True``) or met in a
+    folder scan or a glob (``False``)."""
     suffixes = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in extensions or []}
-    found: dict[Path, None] = {}
+    found: dict[Path, bool] = {}
     for item in [spec] if isinstance(spec, str) else spec:
         path = Path(item).expanduser()
+        named = False
         if glob.has_magic(str(path)):
             matches = [Path(m) for m in sorted(glob.glob(str(path), recursive=True))]
             files = [m for m in matches if m.is_file()]
@@ -104,12 +124,12 @@ def expand_paths(spec: str | list[str], extensions: list[str] | None = None) -> 
                     f"transcript.path: folder {item!r} has no {'/'.join(sorted(suffixes))} file"
                 )
         elif path.exists():
-            files = [path]
+            files, named = [path], True
         else:
             raise UserError(f"transcript.path: no such file or folder: {item!r}")
         for file in files:
-            found.setdefault(file, None)
-    return list(found)
+            found[file] = found.get(file, False) or named
+    return found
 
 
 def _scan(folder: Path, suffixes: set[str]) -> list[Path]:
@@ -165,6 +185,7 @@ def _source(
         tokens=t.total_tokens,
         warnings=warnings,
         redactions=redactions,
+        summaries=t.summaries,
     )
 
 

@@ -2,7 +2,8 @@
 
 ``import_file`` reads one file, detects its format from its content (not
 its name) unless one is forced, and returns the transcript with what the
-import noticed (orphaned tool calls or results, skipped events). Each format
+import noticed (orphaned tool calls or results, skipped events). Summaries
+the agent already wrote (its own compactions) are marked ``summary``. Each format
 is one module with ``NAME``, ``convert(doc, builder)``, and ``claims(value)``
 (a whole-file JSON document in my format?) and/or ``claims_record(record)``
 (a JSON Lines record in my format?).
@@ -20,12 +21,14 @@ from benchmark.transcript.formats._builder import ConversationBuilder
 from benchmark.transcript.formats._document import (
     MAX_LINE_BYTES,
     Document,
+    SubagentLog,
     TranscriptError,
     read_document,
 )
+from benchmark.transcript.formats._summaries import mark_summaries
 from benchmark.transcript.models import Transcript
 
-__all__ = ["FORMATS", "Imported", "TranscriptError", "detect", "import_file"]
+__all__ = ["FORMATS", "Imported", "SubagentLog", "TranscriptError", "detect", "import_file"]
 
 # Order matters for JSON Lines detection: the first module to claim a record wins,
 # and chat (any record with a "role") is the most permissive.
@@ -60,7 +63,7 @@ def import_file(
     builder = ConversationBuilder(doc)
     try:
         FORMATS[name].convert(doc, builder)
-        messages = builder.finish()
+        messages = mark_summaries(builder.finish())
     except TranscriptError:
         raise
     except RecursionError:  # JSON just under the parser's depth limit, walked deeper here

@@ -57,6 +57,12 @@ class ConversationBuilder:
     def user(self, text: str, line: int | None = None, name: str | None = None) -> None:
         self._plain("user", text, line, name)
 
+    def summary(self, text: str, line: int | None = None) -> None:
+        """A summary of earlier messages the agent itself put in its log (its compaction),
+        handed to the model as a user message; marked so probes never draw on it."""
+        self._plain("user", text, line)
+        self._messages[-1][0]["summary"] = True
+
     def assistant(
         self, text: str | None, line: int | None = None, merge_key: object = None
     ) -> None:

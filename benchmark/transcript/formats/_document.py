@@ -32,6 +32,12 @@ class TranscriptError(UserError):
         super().__init__(f"{self.path}: {where}{self.reason}")
 
 
+class SubagentLog(TranscriptError):
+    """A sub-agent's own log (Claude Code ``subagents/agent-*.jsonl``, all ``isSidechain``):
+    not a session of its own. Refused when named, skipped with a note when a folder scan
+    or a glob meets it."""
+
+
 @dataclass
 class Document:
     """A parsed file: ``value`` when it is one JSON document, else ``records`` of JSON Lines.

@@ -6,9 +6,13 @@ Claude Code often writes one line per content block of the same API message,
 so consecutive assistant lines sharing ``message.id`` form one message. A
 sub-agent's (Task tool) own conversation is logged inline with
 ``isSidechain``: the main model never saw it (only the Task result), so it is
-left out. Thinking blocks are left out too: they are not carried forward as
-text. Injected caveats (``isMeta``) and the compaction summary
-(``isCompactSummary``) are kept: they were in the model's context.
+left out, and a file of a sub-agent alone (``subagents/agent-*.jsonl``) is
+refused as one (``SubagentLog``). Thinking blocks are left out too: they are
+not carried forward as text. Injected caveats (``isMeta``) are kept: they
+were in the model's context. So is the summary Claude Code writes when it
+compacts (``isCompactSummary``, after a ``compact_boundary`` event; older
+logs open a new file with it): it is kept and marked ``summary``, so probes
+never draw on it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.transcript.formats._builder import ConversationBuilder, text_of
-from benchmark.transcript.formats._document import Document
+from benchmark.transcript.formats._document import Document, SubagentLog
 
 NAME = "claude_code"
 
@@ -63,14 +67,15 @@ def convert(doc: Document, out: ConversationBuilder) -> None:
         if not isinstance(message, dict):
             raise doc.fail(f"field 'message': expected an object, got {_kind(message)}", line)
         if kind == "user":
-            _user(doc, line, message.get("content"), out)
+            _user(doc, line, message.get("content"), out, record.get("isCompactSummary") is True)
         else:
             _assistant(doc, line, message, out, unknown)
     if sidechain:
         if len(sidechain) == conversation:
-            raise doc.fail(
+            raise SubagentLog(
+                doc.path,
                 f"all {conversation} conversation events are a sub-agent's (isSidechain); this "
-                "is a Task sub-agent's log, import the main session file instead"
+                "is a Task sub-agent's log, import the main session file instead",
             )
         doc.warn(
             f"skipped {len(sidechain)} sub-agent (isSidechain) events: a Task tool's own "
@@ -79,11 +84,15 @@ def convert(doc: Document, out: ConversationBuilder) -> None:
         )
 
 
-def _user(doc: Document, line: int, content: Any, out: ConversationBuilder) -> None:
-    """Tool results become ``tool`` messages; the event's text follows as a user message."""
+def _user(
+    doc: Document, line: int, content: Any, out: ConversationBuilder, summary: bool = False
+) -> None:
+    """Tool results become ``tool`` messages; the event's text follows as a user message
+    (``summary``: Claude Code's own compaction summary)."""
+    said = out.summary if summary else out.user
     if isinstance(content, str):
         if content.strip():
-            out.user(content, line)
+            said(content, line)
         return
     texts = []
     for n, block in enumerate(_blocks(doc, line, content)):
@@ -107,7 +116,7 @@ def _user(doc: Document, line: int, content: Any, out: ConversationBuilder) -> N
             texts.append(text_of([block]))
     text = "\n".join(t for t in texts if t)
     if text.strip():
-        out.user(text, line)
+        said(text, line)
 
 
 def _assistant(

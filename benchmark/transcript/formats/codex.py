@@ -3,10 +3,11 @@
 Two generations are read. Current rollouts wrap each line in an envelope
 ``{"timestamp", "type", "payload"}``: ``session_meta``, ``response_item`` (a
 Responses-API item), ``compacted`` (Codex's own summary, kept as the user
-message Codex makes of it) and UI records (``event_msg``, ``turn_context``)
-that only repeat items, so they are skipped. Older rollouts (mid-2025) start
-with the bare session meta, then hold bare items between
-``{"record_type": "state"}`` lines.
+message Codex makes of it and marked ``summary``, so probes never draw on it;
+a remote compaction's summary is encrypted and only noted) and UI records
+(``event_msg``, ``turn_context``) that only repeat items, so they are
+skipped. Older rollouts (mid-2025) start with the bare session meta, then
+hold bare items between ``{"record_type": "state"}`` lines.
 
 Tool calls keep the arguments the model wrote. ``apply_patch`` as a custom
 (freeform) tool becomes ``{"input": <patch>}`` and ``local_shell_call`` a
@@ -22,6 +23,7 @@ from typing import Any
 
 from benchmark.transcript.formats._builder import ConversationBuilder, text_of
 from benchmark.transcript.formats._document import Document
+from benchmark.transcript.formats._summaries import is_summary_text
 
 NAME = "codex"
 
@@ -125,8 +127,15 @@ class _Rollout:
             self._meta(payload, "payload.", line)
         elif kind == "compacted":
             summary = _field(self.doc, payload, "message", str, "payload.", line)
+            summary = summary if summary.strip() else _replaced_summary(payload)
             if summary.strip():
-                self.out.user(summary, line)
+                self.out.summary(summary, line)
+            elif isinstance(payload.get("replacement_history"), list):
+                self.doc.warn(
+                    "a compaction record with no readable summary (a remote compaction: its "
+                    "summary is encrypted); skipped",
+                    line,
+                )
             else:
                 self.doc.warn("a compaction record with an empty summary; skipped", line)
         else:
@@ -198,6 +207,21 @@ class _Rollout:
             out.result(call_id, _output(doc, item.get("output"), f"{at}output", line), line)
         elif kind != "reasoning":  # reasoning is encrypted or a summary: not conversation
             self._skip(kind, line)
+
+
+def _replaced_summary(payload: dict[str, Any]) -> str:
+    """The summary message in a compaction's ``replacement_history`` (when the record's own
+    ``message`` is empty), by the wording Codex opens it with; else ``""``."""
+    history = payload.get("replacement_history")
+    for item in history if isinstance(history, list) else []:
+        if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user":
+            try:
+                text = text_of(item.get("content"))
+            except TypeError:
+                continue
+            if is_summary_text(text):
+                return text
+    return ""
 
 
 def _call_id(doc: Document, item: dict[str, Any], at: str, line: int) -> str:
