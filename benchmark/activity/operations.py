@@ -21,8 +21,8 @@ from benchmark.activity.patches import (
     patch_failed,
     patch_ops,
 )
-from benchmark.activity.powershell import is_powershell, powershell_programs
-from benchmark.activity.shell import programs, shell_ops
+from benchmark.activity.powershell import powershell_programs
+from benchmark.activity.shell import in_powershell, programs, shell_ops
 from benchmark.activity.spelling import spellings
 from benchmark.activity.vocabulary import (
     DELETE_TOOLS,
@@ -235,7 +235,7 @@ def _inspects(command: str) -> bool:
     found = programs(command)
     if not found or any(kind != "read" for kind, *_ in shell_ops(command)):
         return False
-    if is_powershell(command):
+    if in_powershell(command):
         return all(program in PS_INSPECT for program, _ in powershell_programs(command))
     for program, args in found:
         if program == "sed" and not any(a.startswith("-i") for a in args):

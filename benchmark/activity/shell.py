@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from functools import lru_cache
 
 from benchmark.activity.patches import PatchOp, patch_ops, piped_diff_ops, split_envelopes
 from benchmark.activity.powershell import (
@@ -102,10 +103,19 @@ def _words(line: str) -> list[str]:
         return line.split()
 
 
+@lru_cache(maxsize=4096)
+def in_powershell(command: str) -> bool:
+    """Whether ``command`` is PowerShell; a POSIX heredoc's body (a file being written,
+    perhaps a ``.ps1``) is content, never read as the command's own statements."""
+    if "<<" in command:
+        command = "\n".join(line for line, _ in lines_with_heredocs(command))
+    return is_powershell(command)
+
+
 def programs(command: str) -> list[tuple[str, list[str]]]:
     """(program, args) of every simple command, wrappers and env assignments skipped; the
     programs of a script run by ``bash -c`` or ``pwsh -Command`` count as the command's."""
-    if is_powershell(command):
+    if in_powershell(command):
         return powershell_programs(command)
     out: list[tuple[str, list[str]]] = []
     for line, _ in lines_with_heredocs(command):
@@ -131,8 +141,8 @@ def _script(argv: list[str]) -> str | None:
 
 def shell_ops(command: str) -> list[ShellOp]:
     """(kind, path, added text, removed text) for every file a shell command touches,
-    in a POSIX shell or in PowerShell (told apart by :func:`is_powershell`)."""
-    if is_powershell(command):
+    in a POSIX shell or in PowerShell (told apart by :func:`in_powershell`)."""
+    if in_powershell(command):
         return powershell_ops(command)
     envelopes, command = split_envelopes(command)
     ops: list[ShellOp] = [op for envelope in envelopes for op in patch_ops(envelope)]
