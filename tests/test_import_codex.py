@@ -235,12 +235,52 @@ def test_skips_and_orphans_are_warnings(tmp_path):
     assert actions[0].result.endswith(" M src/app.py\n") and actions[1].result_index is None
     warnings = imported.warnings
     assert len(warnings) == 6, warnings
-    assert warnings[0].startswith("line 10: tool call 'shell' (call_orphan) at line 9")
-    assert warnings[1].startswith("line 11: tool result for call 'call_ghost'")
-    assert warnings[2] == "line 12: a compaction record with an empty summary; skipped"
-    assert "skipped 2 'web_search_call' record(s)" in warnings[3] and "line 5" in warnings[3]
-    assert "skipped 1 'ghost_snapshot' record(s)" in warnings[4] and "line 7" in warnings[4]
-    assert "skipped 1 'future_record' record(s)" in warnings[5] and "line 8" in warnings[5]
+    assert warnings[0].startswith("line 11: tool result for call 'call_ghost'")
+    assert warnings[1] == "line 12: a compaction record with an empty summary; skipped"
+    assert "skipped 2 'web_search_call' record(s)" in warnings[2] and "line 5" in warnings[2]
+    assert "skipped 1 'ghost_snapshot' record(s)" in warnings[3] and "line 7" in warnings[3]
+    assert "skipped 1 'future_record' record(s)" in warnings[4] and "line 8" in warnings[4]
+    # the user's message does not give up on the call: only the log's end does
+    assert warnings[5] == "tool call 'shell' (call_orphan) at line 9 has no result (the log ends)"
+
+
+def test_a_developer_message_between_call_and_output_keeps_the_pair(tmp_path):
+    """Codex logs an approval notice between a call and its output; the pair holds and the
+    notice follows the output. Reasoning between them is skipped as ever."""
+    developer = _item(
+        {
+            "type": "message",
+            "role": "developer",
+            "content": [{"type": "input_text", "text": "Approved command prefix saved"}],
+        }
+    )
+    reasoning = _item({"type": "reasoning", "summary": [], "encrypted_content": "gAAA"})
+    records = [
+        META,
+        _user("Build it."),
+        _call("exec_command", {"cmd": "make", "workdir": "/w"}, "call_make"),
+        developer,
+        reasoning,
+        _output("call_make", "Chunk ID: 1\nProcess exited with code 0\nOutput:\nok\n"),
+        _item(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Built."}],
+            }
+        ),
+    ]
+    imported = import_file(_write(tmp_path, records))
+    assert imported.warnings == []
+    messages = imported.transcript.messages
+    assert [m.role for m in messages] == ["system", "user", "assistant", "tool", "system"] + [
+        "assistant"
+    ]
+    assert messages[3].tool_call_id == "call_make"
+    assert messages[4].content == "Approved command prefix saved"
+    texts = {i: m.render() for i, m in enumerate(messages)}
+    (action,) = extract(messages, texts, 0, len(messages))
+    assert (action.command, action.result_index) == ("make", 3)
 
 
 def test_output_forms(tmp_path):

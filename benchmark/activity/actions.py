@@ -13,47 +13,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmark.activity.vocabulary import TEXT_COMMANDS, shell_command, tool_key
 from benchmark.transcript.models import Message
 
-SHELL_TOOLS = frozenset(
-    {
-        "bash",
-        "shell",
-        "sh",
-        "zsh",
-        "terminal",
-        "exec",
-        "run",
-        "cmd",
-        "powershell",
-        "run_shell_command",
-        "execute_command",
-        "run_command",
-        "run_terminal_cmd",
-        "execute_bash",
-        "local_shell",
-        "shell_exec",
-        "run_bash",
-    }
-)
-# SWE-agent interface commands: anything else in a command block is a shell command.
-TEXT_COMMANDS = frozenset(
-    {
-        "create",
-        "open",
-        "edit",
-        "goto",
-        "scroll_up",
-        "scroll_down",
-        "find_file",
-        "search_dir",
-        "search_file",
-        "submit",
-        "filemap",
-        "insert",
-        "str_replace_editor",
-    }
-)
 _BLOCK = re.compile(r"```([\w-]*)[ \t]*\n(.*?)\n?```\s*$", re.S)
 _SHELL_LANGS = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
 _OPEN_FILE = re.compile(r"^\(Open file: (.+?)\)\s*$", re.M)
@@ -76,8 +38,8 @@ class Action:
 
     @property
     def tool(self) -> str:
-        """Tool name without namespaces (``mcp__fs__read_file`` -> ``read_file``)."""
-        return self.name.lower().rsplit("__", 1)[-1].rsplit(".", 1)[-1]
+        """Tool name as the vocabulary knows it (``mcp__fs__read_file`` -> ``read_file``)."""
+        return tool_key(self.name)
 
 
 def open_file(observation: str) -> str | None:
@@ -109,7 +71,7 @@ def extract(messages: list[Message], texts: dict[int, str], start: int, end: int
                         index=i,
                         name=call.function.name,
                         args=args,
-                        command=_shell_command(call.function.name, args),
+                        command=shell_command(call.function.name, args),
                         result_index=r,
                         result=texts[r] if r is not None else "",
                     )
@@ -119,22 +81,6 @@ def extract(messages: list[Message], texts: dict[int, str], start: int, end: int
         if action is not None:
             actions.append(action)
     return actions
-
-
-def _shell_command(name: str, args: dict[str, Any]) -> str | None:
-    tool = name.lower().rsplit("__", 1)[-1].rsplit(".", 1)[-1]
-    shellish = tool in SHELL_TOOLS or any(w in tool for w in ("bash", "shell", "terminal"))
-    if not shellish:
-        return None
-    for key in ("command", "cmd", "script", "_raw"):
-        value = args.get(key)
-        if isinstance(value, str) and value.strip():
-            return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            if len(value) >= 3 and value[0] in ("bash", "sh", "zsh") and value[1] in ("-c", "-lc"):
-                return value[2]
-            return shlex.join(value)
-    return None
 
 
 def _text_action(

@@ -3,7 +3,7 @@
 Real agents name the same operation many ways (``write_file``, ``Write``,
 ``str_replace_editor`` with ``command=create``, ``apply_patch``, ``cat > x``,
 SWE-agent's ``create``/``edit``), so tool names and argument keys are matched
-from small vocabularies and shell commands are tokenized rather than guessed.
+from :mod:`.vocabulary` and shell commands are tokenized rather than guessed.
 """
 
 from __future__ import annotations
@@ -21,116 +21,25 @@ from benchmark.activity.patches import (
     patch_failed,
     patch_ops,
 )
-from benchmark.activity.shell import programs, shell_ops
+from benchmark.activity.powershell import powershell_programs
+from benchmark.activity.shell import in_powershell, programs, shell_ops
 from benchmark.activity.spelling import spellings
-
-WRITE_TOOLS = frozenset(
-    {
-        "write_file",
-        "create_file",
-        "write",
-        "create",
-        "write_to_file",
-        "writefile",
-        "save_file",
-        "new_file",
-        "create_new_file",
-        "file_write",
-    }
+from benchmark.activity.vocabulary import (
+    DELETE_TOOLS,
+    EDIT_TOOLS,
+    EDITOR_COMMANDS,
+    EDITOR_TOOLS,
+    INSPECT_PROGRAMS,
+    NEW_KEYS,
+    OLD_KEYS,
+    PATCH_KEYS,
+    PATCH_TOOLS,
+    PATH_KEYS,
+    PS_INSPECT,
+    READ_TOOLS,
+    SEARCH_TOOLS,
+    WRITE_TOOLS,
 )
-EDIT_TOOLS = frozenset(
-    {
-        "edit_file",
-        "edit",
-        "multiedit",
-        "multi_edit",
-        "str_replace",
-        "replace",
-        "replace_in_file",
-        "search_replace",
-        "search_and_replace",
-        "insert",
-        "modify_file",
-        "update_file",
-        "append_file",
-        "append_to_file",
-        "patch_file",
-        "edit_code",
-        "file_edit",
-        "notebookedit",
-    }
-)
-EDITOR_TOOLS = frozenset(
-    {"str_replace_editor", "str_replace_based_edit_tool", "text_editor", "editor", "file_editor"}
-)
-READ_TOOLS = frozenset(
-    {
-        "read_file",
-        "read",
-        "view",
-        "open",
-        "cat",
-        "view_file",
-        "open_file",
-        "get_file",
-        "read_files",
-        "read_many_files",
-        "show_file",
-        "file_read",
-        "readfile",
-        "notebookread",
-    }
-)
-PATCH_TOOLS = frozenset({"apply_patch", "patch", "applypatch", "apply_diff"})
-SEARCH_TOOLS = frozenset(
-    {
-        "grep",
-        "search",
-        "glob",
-        "find",
-        "find_file",
-        "search_dir",
-        "search_file",
-        "ls",
-        "list_dir",
-        "list_directory",
-        "list_files",
-        "codebase_search",
-        "file_search",
-        "goto",
-        "scroll_up",
-        "scroll_down",
-        "filemap",
-    }
-)
-PATH_KEYS = (
-    "path",
-    "file_path",
-    "filename",
-    "file",
-    "filepath",
-    "target_file",
-    "absolute_path",
-    "notebook_path",
-    "paths",
-    "files",
-)
-OLD_KEYS = ("old_str", "old_string", "search", "old", "old_text", "find")
-NEW_KEYS = (
-    "new_str",
-    "new_string",
-    "replace",
-    "new",
-    "new_text",
-    "replacement",
-    "insert_text",
-    "text",
-    "content",
-    "file_text",
-    "contents",
-    "new_source",
-)
-PATCH_KEYS = ("input", "patch", "diff", "_raw", "content")
 
 _FAILED = re.compile(
     r"^\s*(?:(?:error|failed|failure|exception)\s*[:!]|failed to\b)|no replacement was performed|"
@@ -219,13 +128,7 @@ def _raw_ops(action: Action, current: str | None) -> list[tuple[OpKind, str, str
     paths = paths_of(args)
     if tool in EDITOR_TOOLS:
         sub = str(args.get("command", ""))
-        kind: OpKind | None = {
-            "create": "write",
-            "str_replace": "edit",
-            "insert": "edit",
-            "view": "read",
-            "undo_edit": "edit",
-        }.get(sub)
+        kind = EDITOR_COMMANDS.get(sub)
         if kind is None:
             return []
         return [(kind, p, _text(args, NEW_KEYS), _text(args, OLD_KEYS)) for p in paths]
@@ -240,6 +143,8 @@ def _raw_ops(action: Action, current: str | None) -> list[tuple[OpKind, str, str
         return [("edit", p, added, removed) for p in paths]
     if tool in READ_TOOLS:
         return [("read", p, "", "") for p in paths]
+    if tool in DELETE_TOOLS:
+        return [("delete", p, "", "") for p in paths]
     return []
 
 
@@ -314,40 +219,6 @@ def _failed(action: Action, kind: OpKind) -> bool:
     return bool(_FAILED.search(head))
 
 
-_INSPECT_PROGRAMS = frozenset(
-    {
-        "cat",
-        "head",
-        "tail",
-        "less",
-        "more",
-        "nl",
-        "wc",
-        "grep",
-        "egrep",
-        "rg",
-        "ag",
-        "ack",
-        "find",
-        "ls",
-        "tree",
-        "file",
-        "stat",
-        "bat",
-        "awk",
-        "diff",
-        "cd",
-        "pwd",
-        "echo",
-        "which",
-        "type",
-        "du",
-        "jq",
-        "find_file",
-        "search_dir",
-        "search_file",
-    }
-)
 _GIT_INSPECT = frozenset({"diff", "show", "log", "status", "blame", "grep"})
 
 
@@ -364,11 +235,13 @@ def _inspects(command: str) -> bool:
     found = programs(command)
     if not found or any(kind != "read" for kind, *_ in shell_ops(command)):
         return False
+    if in_powershell(command):
+        return all(program in PS_INSPECT for program, _ in powershell_programs(command))
     for program, args in found:
         if program == "sed" and not any(a.startswith("-i") for a in args):
             continue
         if program == "git" and args[:1] and args[0] in _GIT_INSPECT:
             continue
-        if program not in _INSPECT_PROGRAMS:
+        if program not in INSPECT_PROGRAMS:
             return False
     return True

@@ -1,5 +1,5 @@
 """File effects of shell commands: ``cat > x <<EOF``, ``sed -i``, ``touch``, ``mv``, ``rm``,
-patches fed to ``apply_patch``, ``git apply`` or ``patch``...
+patches fed to ``apply_patch``, ``git apply`` or ``patch``... (PowerShell in :mod:`.powershell`).
 
 Commands are tokenized with :mod:`shlex` (quotes and operators respected)
 line by line; heredoc bodies are taken as the content written (or the patch
@@ -10,16 +10,27 @@ from __future__ import annotations
 
 import re
 import shlex
+from functools import lru_cache
 
 from benchmark.activity.patches import PatchOp, patch_ops, piped_diff_ops, split_envelopes
+from benchmark.activity.powershell import (
+    is_powershell,
+    powershell_ops,
+    powershell_programs,
+)
+from benchmark.activity.vocabulary import (
+    POSIX_SHELLS,
+    POWERSHELLS,
+    READ_PROGRAMS,
+    WRAPPERS,
+    wrapped_script,
+)
 
 ShellOp = PatchOp  # (kind, path, added text, removed text)
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _CONTROL = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
 _REDIRECT = frozenset({">", ">>", ">|", "&>", "&>>"})
-_READERS = frozenset({"cat", "head", "tail", "less", "more", "nl", "bat", "view", "wc"})
-_WRAPPERS = frozenset({"sudo", "time", "nohup", "env", "command", "exec"})
 _PLAIN = re.compile(r"[;&|()<>]+|[^\s;&|()<>]+")
 _EXT = re.compile(r"\.[A-Za-z][\w-]{0,9}$")
 
@@ -92,19 +103,47 @@ def _words(line: str) -> list[str]:
         return line.split()
 
 
+@lru_cache(maxsize=4096)
+def in_powershell(command: str) -> bool:
+    """Whether ``command`` is PowerShell; a POSIX heredoc's body (a file being written,
+    perhaps a ``.ps1``) is content, never read as the command's own statements."""
+    if "<<" in command:
+        command = "\n".join(line for line, _ in lines_with_heredocs(command))
+    return is_powershell(command)
+
+
 def programs(command: str) -> list[tuple[str, list[str]]]:
-    """(program, args) of every simple command, wrappers and env assignments skipped."""
+    """(program, args) of every simple command, wrappers and env assignments skipped; the
+    programs of a script run by ``bash -c`` or ``pwsh -Command`` count as the command's."""
+    if in_powershell(command):
+        return powershell_programs(command)
     out: list[tuple[str, list[str]]] = []
     for line, _ in lines_with_heredocs(command):
         for argv, _redirects in simple_commands(line):
             argv = _unwrap(argv)
-            if argv:
+            script = _script(argv)
+            if script is not None:
+                out.extend(programs(script))
+            elif argv:
                 out.append((argv[0].rsplit("/", 1)[-1], argv[1:]))
     return out
 
 
+def _script(argv: list[str]) -> str | None:
+    """The script of ``bash -lc "..."`` or ``powershell -Command "..."``; else ``None``."""
+    if not argv:
+        return None
+    program = argv[0].rsplit("/", 1)[-1].lower()
+    if program in POSIX_SHELLS or program in POWERSHELLS:
+        return wrapped_script(argv)
+    return None
+
+
 def shell_ops(command: str) -> list[ShellOp]:
-    """(kind, path, added text, removed text) for every file a shell command touches."""
+    """(kind, path, added text, removed text) for every file a shell command touches,
+    in a POSIX shell or in PowerShell (told apart by :func:`in_powershell`)."""
+    if in_powershell(command):
+        return powershell_ops(command)
     envelopes, command = split_envelopes(command)
     ops: list[ShellOp] = [op for envelope in envelopes for op in patch_ops(envelope)]
     for line, body in lines_with_heredocs(command):
@@ -116,13 +155,16 @@ def shell_ops(command: str) -> list[ShellOp]:
                     ops.append((kind, target, body or _echoed(argv), ""))
                 elif op == "<" and looks_like_path(target):
                     ops.append(("read", target, "", ""))
-            if argv:
+            script = _script(argv)
+            if script is not None:
+                ops.extend(shell_ops(script))
+            elif argv:
                 ops.extend(_program_ops(argv, body))
     return ops
 
 
 def _unwrap(argv: list[str]) -> list[str]:
-    while argv and (argv[0] in _WRAPPERS or re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0])):
+    while argv and (argv[0] in WRAPPERS or re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0])):
         argv = argv[1:]
     return argv
 
@@ -134,7 +176,7 @@ def _echoed(argv: list[str]) -> str:
 def _program_ops(argv: list[str], body: str) -> list[ShellOp]:
     program, args = argv[0].rsplit("/", 1)[-1], argv[1:]
     paths = [a for a in args if looks_like_path(a)]
-    if program in _READERS and not (program == "cat" and body):
+    if program in READ_PROGRAMS and not (program == "cat" and body):
         return [("read", p, "", "") for p in paths]
     if program == "sed":
         return _sed_ops(args)

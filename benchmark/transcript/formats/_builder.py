@@ -8,10 +8,17 @@ whose result never comes, and a result whose call is not in the log, are
 reported as warnings; an orphaned result is kept as a user message with its
 text verbatim (a ``tool`` message must answer a call), never dropped.
 
+A system or user message logged between a call and its result (Codex's
+"Approved command prefix saved", a harness notice) does not end the wait:
+it is held and placed right after the results, so every ``tool`` message
+still follows its call as chat format requires. Only the next assistant
+message (or the log's end) gives up on calls still pending.
+
 Some logs reuse a call id (SWE-agent function-calling logs do). A result
 answers the nearest unanswered call of its id: calls of earlier turns are
-closed when a turn ends, so that is a call of the current turn, the first
-still waiting when one turn holds several (results come in call order).
+closed when the next assistant message comes, so that is a call of the
+current turn, the first still waiting when one turn holds several (results
+come in call order).
 Every later call of a used id is renamed ``<id>#2``, ``<id>#3`` ... with its
 result, so ids are unique in the transcript and everything downstream that
 pairs by id (activity, policies, answerers, the Responses API) pairs them as
@@ -47,6 +54,8 @@ class ConversationBuilder:
         self._ids: set[str] = set()  # the unique ids given so far
         self._reused: list[tuple[str, str]] = []  # (id as logged, where) of each later use
         self._open: int | None = None  # the assistant message that may still take calls
+        # system/user messages logged while calls wait for results: placed after the results
+        self._held: list[tuple[dict[str, Any], int | None, str]] = []
         self._merge_key: object = None
 
     # --- events ---------------------------------------------------------------------------
@@ -113,6 +122,7 @@ class ConversationBuilder:
         if unique is not None:
             self._append({"role": "tool", "tool_call_id": unique, "content": text}, line)
             self._open = None
+            self._release()
             return
         self._doc.warn(
             f"tool result for call {call_id!r}, which is not in the log; kept as a user message",
@@ -137,6 +147,10 @@ class ConversationBuilder:
             item["tool_call_id"] = unique
             self._append(item, line, where)
             self._open = None
+            self._release()
+            return
+        if role in ("system", "user") and self._pending:
+            self._held.append((item, line, where))
             return
         if role != "tool":
             self._close_pending(line)
@@ -166,6 +180,7 @@ class ConversationBuilder:
         for unique, name, where in self._unanswered():
             self._doc.warn(f"tool call {name!r} ({unique}) at {where} has no result (the log ends)")
         self._pending.clear()
+        self._release()
         if self._reused:
             self._doc.warn(_reuse_warning(self._reused))
         messages, mended, first = [], 0, ""
@@ -190,10 +205,12 @@ class ConversationBuilder:
     # --- internals ------------------------------------------------------------------------
 
     def _plain(self, role: str, text: str, line: int | None, name: str | None = None) -> None:
-        self._close_pending(line)
         item: dict[str, Any] = {"role": role, "content": text}
         if name:
             item["name"] = name
+        if self._pending:  # calls still wait: the message goes after their results
+            self._held.append((item, line, ""))
+            return
         self._append(item, line)
         self._open = None
 
@@ -206,6 +223,16 @@ class ConversationBuilder:
         for unique, name, where in self._unanswered():
             self._doc.warn(f"tool call {name!r} ({unique}) at {where} has no result", line)
         self._pending.clear()
+        self._release()
+
+    def _release(self) -> None:
+        """Places the held messages once no call waits any more."""
+        if self._pending or not self._held:
+            return
+        for item, line, where in self._held:
+            self._append(item, line, where)
+        self._held.clear()
+        self._open = None
 
     def _called(self, call_id: str, name: str, where: str) -> str:
         """Registers a call awaiting its result; returns its id, made unique if reused."""
