@@ -223,7 +223,9 @@ def test_recall_probes_carry_errors_and_commands(probes):
     assert "python -m pytest tests/ -q" in facts
     assert "tests/test_store.py::test_reserve_more_than_stock" in facts
     assert "Failed: DID NOT RAISE <class 'inventory.errors.InsufficientStock'>" in facts
-    assert not any("String to replace" in f for f in facts)  # only the failed Edit's reply
+    # The rejected Edit failed with the tool's own error reply: a real error, quoted whole.
+    edit_errors = [f for f in facts if "String to replace" in f]
+    assert all(f.startswith("<tool_use_error>String to replace not found") for f in edit_errors)
 
 
 def test_notebook_edit_is_a_modification(tmp_path):

@@ -194,8 +194,8 @@ def call_error(action: Action) -> ErrorLine | None:
         return None
     if err.kind == "exception" and _TRACEBACK.search(output):
         return err
-    if err.kind == "failed" and TEST_COMMAND.search(action.command):
-        return err
+    if err.kind in ("failed", "exception") and TEST_COMMAND.search(action.command):
+        return err  # a test runner prints failures and collection errors only when they happen
     ending = output_lines(output)[-ENDING_LINES:]
     parts = [part.strip() for part in err.text.split("\n")]
     return err if any(parts[0] in line or line in parts[1:] for line in ending) else None
