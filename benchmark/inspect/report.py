@@ -85,6 +85,7 @@ def inspect_file(path: Path, fmt: str, config: BenchmarkConfig, probes: bool) ->
             },
         },
         "warnings": [redactor.text(w) for w in item.warnings],
+        "notes": [redactor.text(n) for n in item.notes],
         "redactions": redactions,
         "compaction": {**comp.model_dump(), "trigger": comp.context_window * comp.trigger_ratio},
         "probe_types": types,
