@@ -51,7 +51,7 @@ class SyntheticTranscripts(BaseModel):
     target_tokens: int = Field(240_000, gt=1000)
 
 
-ImportFormat = Literal["auto", "chat", "swe_agent", "claude_code", "codex"]
+ImportFormat = Literal["auto", "chat", "swe_agent", "mini_swe_agent", "claude_code", "codex"]
 
 
 class FileTranscripts(BaseModel):

@@ -54,6 +54,8 @@ def render(report: dict[str, Any], console: Console, probes: bool) -> None:
     if len(report["warnings"]) > _SHOWN_WARNINGS:
         more = len(report["warnings"]) - _SHOWN_WARNINGS
         console.print(f"[yellow]warning:[/] {more} more (--json lists them all)")
+    for note in report["notes"]:
+        console.print(f"note: {escape(note)}", soft_wrap=True)
     comp = report["compaction"]
     console.print(
         f"compaction: trigger {comp['trigger']:,.0f} tokens (context_window "

@@ -93,6 +93,7 @@ def inspect_file(
             },
         },
         "warnings": [redactor.text(w) for w in item.warnings],
+        "notes": [redactor.text(n) for n in item.notes],
         "redactions": redactions,
         "compaction": {**comp.model_dump(), "trigger": comp.context_window * comp.trigger_ratio},
         "probe_types": types,

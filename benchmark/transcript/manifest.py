@@ -24,6 +24,9 @@ class SourceFile(BaseModel):
     tool_calls: int
     tokens: int
     warnings: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(
+        default_factory=list, description="what the log says beyond its messages (exit status)"
+    )
     redactions: dict[str, int] = Field(
         default_factory=dict, description="secrets replaced by placeholders, per type"
     )

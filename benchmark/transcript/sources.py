@@ -75,7 +75,9 @@ def load_transcripts(
             continue
         transcript, counts = redactor.transcript(item.transcript)
         warnings = [redactor.text(w) for w in item.warnings]
-        item = item.model_copy(update={"transcript": transcript, "warnings": warnings})
+        notes = [redactor.text(n) for n in item.notes]
+        update = {"transcript": transcript, "warnings": warnings, "notes": notes}
+        item = item.model_copy(update=update)
         _log_warnings(item)
         imported.append(item)
         redactions.append(counts)
@@ -86,7 +88,9 @@ def load_transcripts(
         )
     transcripts = _unique_ids([item.transcript for item in imported])
     files = [
-        _source(t, item.path, item.format, item.sha256, item.size, item.warnings, counts)
+        _source(
+            t, item.path, item.format, item.sha256, item.size, item.warnings, counts, item.notes
+        )
         for t, item, counts in zip(transcripts, imported, redactions, strict=True)
     ]
     spec = config.path if isinstance(config.path, str) else ", ".join(config.path)
@@ -173,6 +177,7 @@ def _source(
     size: int,
     warnings: list[str],
     redactions: dict[str, int],
+    notes: list[str] | None = None,
 ) -> SourceFile:
     return SourceFile(
         transcript_id=t.id,
@@ -184,6 +189,7 @@ def _source(
         tool_calls=sum(len(m.tool_calls or []) for m in t.messages),
         tokens=t.total_tokens,
         warnings=warnings,
+        notes=notes or [],
         redactions=redactions,
         summaries=t.summaries,
     )

@@ -16,7 +16,7 @@ from types import ModuleType
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark.transcript.formats import chat, claude_code, codex, swe_agent
+from benchmark.transcript.formats import chat, claude_code, codex, mini_swe_agent, swe_agent
 from benchmark.transcript.formats._builder import ConversationBuilder
 from benchmark.transcript.formats._document import (
     MAX_LINE_BYTES,
@@ -31,10 +31,13 @@ from benchmark.transcript.models import Transcript
 __all__ = ["FORMATS", "Imported", "SubagentLog", "TranscriptError", "detect", "import_file"]
 
 # Order matters for JSON Lines detection: the first module to claim a record wins,
-# and chat (any record with a "role") is the most permissive.
-_DOCUMENTS: tuple[ModuleType, ...] = (swe_agent, chat)
+# and chat (any record with a "role") is the most permissive. mini-swe-agent's
+# ``{"messages": [...]}`` comes before chat's for the same reason.
+_DOCUMENTS: tuple[ModuleType, ...] = (swe_agent, mini_swe_agent, chat)
 _RECORDS: tuple[ModuleType, ...] = (codex, claude_code, chat)
-FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (swe_agent, codex, claude_code, chat)}
+FORMATS: dict[str, ModuleType] = {
+    m.NAME: m for m in (swe_agent, mini_swe_agent, codex, claude_code, chat)
+}
 _SNIFF_RECORDS = 50
 
 
@@ -49,6 +52,9 @@ class Imported(BaseModel):
     sha256: str = Field(description="of the file's bytes")
     size: int = Field(description="bytes")
     warnings: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(
+        default_factory=list, description="what the log says beyond its messages (exit status)"
+    )
 
 
 def import_file(
@@ -78,6 +84,7 @@ def import_file(
         sha256=doc.sha256,
         size=doc.size,
         warnings=doc.warnings,
+        notes=doc.notes,
     )
 
 
@@ -102,5 +109,6 @@ def detect(doc: Document) -> str:
     shown = ", ".join(repr(key[:24]) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
     raise doc.fail(
         f"unrecognised transcript format (first record's keys: {shown or 'none'}); expected "
-        "OpenAI chat messages, an SWE-agent .traj, a Claude Code session or a Codex CLI rollout"
+        "OpenAI chat messages, an SWE-agent .traj, a mini-swe-agent .traj.json, a Claude Code "
+        "session or a Codex CLI rollout"
     )

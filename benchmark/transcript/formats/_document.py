@@ -51,6 +51,7 @@ class Document:
     value: Any = None
     records: list[tuple[int, Any]] | None = None
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def is_lines(self) -> bool:
@@ -61,6 +62,11 @@ class Document:
 
     def warn(self, reason: str, line: int | None = None) -> None:
         self.warnings.append(f"line {line}: {reason}" if line is not None else reason)
+
+    def note(self, text: str) -> None:
+        """What the file says about the session beyond its messages (an agent's exit status):
+        kept with the import, not a problem with the file."""
+        self.notes.append(text)
 
 
 def read_document(path: Path, max_line_bytes: int = MAX_LINE_BYTES) -> Document:
