@@ -284,6 +284,10 @@ def _current(view: View) -> Iterator[Candidate]:
     floor = last_op.action_index if last_op else view.start
     for i in range(view.stop - 1, floor - 1, -1):
         msg = view.transcript.messages[i]
+        if msg.role == "assistant" and msg.tool_calls:
+            # A step stated before (or with) an action the region holds was carried out,
+            # or superseded by it: only what was said after the last action is still ahead.
+            break
         if msg.role != "assistant" or not msg.content:
             continue
         ahead = "\n".join(future_lines(msg.content))
