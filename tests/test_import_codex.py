@@ -121,7 +121,9 @@ def test_current_rollout_content(current):
         "*** Begin Patch\n*** Add File: tests/test_backoff_cap.py\n"
     )
     patched = next(m for m in messages if m.tool_call_id == patch.id)
-    assert patched.content == "Success. Updated the following files:\nA tests/test_backoff_cap.py\n"
+    assert patched.content == (
+        "Exit code: 0\nSuccess. Updated the following files:\nA tests/test_backoff_cap.py\n"
+    )
 
 
 def test_detected_by_content_not_name(tmp_path, current):
@@ -299,10 +301,27 @@ def test_output_forms(tmp_path):
     ]
     assert results == [
         "plain text",
-        "wrapped\nlines",
+        "Exit code: 0\nwrapped\nlines",
         "a part\n[input_image omitted]",
         '{"output": "x", "status": "ok"}',
     ]
+
+
+def test_a_wrapped_output_keeps_its_exit_status(tmp_path):
+    """The older wrapper's exit code decides whether the call failed, as the newer text does."""
+    from benchmark.probe.runs import exit_status
+
+    records = [META, _user("Go.")]
+    for n, code in enumerate((0, 2)):
+        wrapped = json.dumps(
+            {"output": "warning: deprecated flag", "metadata": {"exit_code": code}}
+        )
+        records += [_call("shell", {"command": ["bash", "-lc", "make"]}, f"c{n}")]
+        records += [_output(f"c{n}", wrapped)]
+    results = [
+        m for m in import_file(_write(tmp_path, records)).transcript.messages if m.role == "tool"
+    ]
+    assert [exit_status(m.content) for m in results] == [0, 2]
 
 
 # --- probes ------------------------------------------------------------------------------------

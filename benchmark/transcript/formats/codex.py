@@ -263,7 +263,8 @@ def _output(doc: Document, output: Any, field: str, line: int) -> str:
 
 
 def _unwrap(text: str) -> str:
-    """The ``output`` of an older ``{"output": ..., "metadata": {...}}`` wrapper, else ``text``."""
+    """The ``output`` of an older ``{"output": ..., "metadata": {...}}`` wrapper (after an
+    ``Exit code: N`` line when the metadata has the exit code), else ``text``."""
     if not (text.startswith("{") and text.rstrip().endswith("}") and '"output"' in text):
         return text
     try:
@@ -271,7 +272,15 @@ def _unwrap(text: str) -> str:
     except (ValueError, RecursionError):  # not JSON (JSONDecodeError), or not plain JSON
         return text
     wrapped = isinstance(value, dict) and set(value) <= {"output", "metadata"}
-    return value["output"] if wrapped and isinstance(value.get("output"), str) else text
+    if not (wrapped and isinstance(value.get("output"), str)):
+        return text
+    # The wrapper's exit status is the call's outcome; newer rollouts print it as the
+    # output's first line, so the older shape says it the same way.
+    metadata = value.get("metadata")
+    code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+    if isinstance(code, int) and not isinstance(code, bool):
+        return f"Exit code: {code}\n{value['output']}"
+    return value["output"]
 
 
 def _content(doc: Document, content: Any, field: str, line: int) -> str:
