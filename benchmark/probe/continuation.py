@@ -124,7 +124,8 @@ def _done_heading(line: str) -> bool:
 
 
 def _is_heading(line: str) -> bool:
-    """A future-work heading ("Next steps:", "## TODO"); "Tasks completed:" is not one."""
+    """A future-work heading ("Next steps:", a to-do list heading); "Tasks completed:" is
+    not one."""
     stripped = line.strip().strip("*_").strip()
     if not _HEADING.match(line) or _DONE_WORD.search(line):
         return False
