@@ -59,7 +59,7 @@ def client_for(tracking_uri: str | None = None, store_dir: str | Path | None = N
 
     A missing local store is an error here: opening it would create an empty one.
     """
-    from benchmark.tracking.mlflow_store import tracking_uri as store_uri
+    from benchmark.tracking.mlflow_store import open_local_store
 
     if tracking_uri is None and store_dir is None:
         tracking_uri = os.environ.get("MLFLOW_TRACKING_URI") or None
@@ -71,7 +71,7 @@ def client_for(tracking_uri: str | None = None, store_dir: str | Path | None = N
                 f"no MLflow store at {Path(store_dir) / 'mlflow.db'} "
                 "(run a job first, or pass --store-dir / --tracking-uri)"
             )
-        tracking_uri = store_uri(store_dir)
+        return open_local_store(store_dir)  # a broken store is one line, not a traceback
     from mlflow import MlflowClient
 
     return MlflowClient(tracking_uri=tracking_uri)

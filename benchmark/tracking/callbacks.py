@@ -1,10 +1,10 @@
 """Hydra callback: get the tracking store ready once, before a sweep's jobs start.
 
-Registered in ``conf/config.yaml`` under ``hydra.callbacks``. Parallel jobs
-(joblib, submitit) opening a fresh SQLite store at the same moment would each
-run its schema migrations and trip over each other; migrating it here, in the
-launching process before any job exists, leaves them only an up-to-date store
-to open. The sweep's overrides are left in its folder for the jobs' tags.
+Registered in ``conf/config.yaml`` under ``hydra.callbacks``. Every job opens the
+store under the store's lock (``store_check.py``), so jobs never race on a fresh
+store, this sweep's or another command's; migrating it here, in the launching
+process before any job exists, only spares the jobs the wait. The sweep's
+overrides are left in its folder for the jobs' tags.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ class PrepareTracking(Callback):
         try:
             prepare_tracking(tracking)
         except UserError:
-            # Hydra would turn a raise into a warning and go on: each job reports it in one line.
+            # A broken or unusable store: Hydra would turn a raise into a warning and go on,
+            # so each job reports it in one line, before its work.
             return
         log.info("tracking ready: %s (experiment %s)", store_uri(tracking), tracking.experiment)
 

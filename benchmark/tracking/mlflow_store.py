@@ -2,10 +2,11 @@
 
 MLflow >= 3.13 refuses the bare ``./mlruns`` file store, so the local tracking
 store is ``sqlite:///mlruns/mlflow.db`` with artifacts in ``mlruns/artifacts``.
-A fresh store spends seconds on schema migrations; ``prepare_store`` does that
-once, before any job starts (a Hydra callback does it for a sweep, see
-``callbacks.py``), so parallel jobs never race on it. With ``tracking.uri`` the
-server owns its store: jobs only make sure the experiment exists.
+A fresh store spends seconds on schema migrations; ``prepare_store`` does that,
+and creates the experiment, under one lock shared by every process
+(``store_check.py``), so jobs started together never race on it, and a broken store
+is named in one line before any work. With ``tracking.uri`` the server owns its
+store: jobs only make sure the experiment exists.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from benchmark.redaction import scrub
 from benchmark.results import JobResult
 from benchmark.tracking.artifacts import write_artifacts
 from benchmark.tracking.inputs import log_transcript_inputs, manifest_metrics
+from benchmark.tracking.store_check import DB_NAME, open_store, preload, store_lock
 from benchmark.tracking.sweep import SweepInfo
 from benchmark.tracking.traces import log_traces
 
@@ -37,7 +39,7 @@ SECRET_KEY = re.compile(r"(api_?key|secret|password|passwd|credential|authorizat
 
 
 def tracking_uri(store_dir: str | Path) -> str:
-    return f"sqlite:///{Path(store_dir).resolve() / 'mlflow.db'}"
+    return f"sqlite:///{Path(store_dir).resolve() / DB_NAME}"
 
 
 def store_uri(tracking: TrackingConfig) -> str:
@@ -58,28 +60,45 @@ _PREPARED_SERVERS: dict[tuple[str, str], str] = {}
 
 
 def prepare_store(store_dir: str | Path, experiment: str) -> str:
-    """Create and migrate the store and the experiment; returns the experiment id."""
+    """Create and migrate the store and the experiment; returns the experiment id.
+
+    Once per process: MLflow keeps the opened store, which a later open reuses.
+    """
     import mlflow
 
     store = Path(store_dir).resolve()
     known = _PREPARED.get((store, experiment))
-    if known is not None and (store / "mlflow.db").exists():
+    if known is not None and (store / DB_NAME).exists():
         mlflow.set_tracking_uri(tracking_uri(store))
         return known
-    _PREPARED[(store, experiment)] = found = _prepare(store, experiment)
+    _PREPARED[(store, experiment)] = found = _prepare(Path(store_dir), experiment)
     return found
 
 
-def _prepare(store: Path, experiment: str) -> str:
+def _prepare(store_dir: Path, experiment: str) -> str:
+    """Open (create, migrate) the store and the experiment under the store's lock."""
     import mlflow
 
-    store.mkdir(parents=True, exist_ok=True)
-    mlflow.set_tracking_uri(tracking_uri(store))
-    return _ensure_experiment(experiment, (store / "artifacts").as_uri())
+    store = store_dir.resolve()
+    preload()
+    with store_lock(store, store_dir):
+        open_store(tracking_uri(store), store / DB_NAME, store_dir / DB_NAME)
+        mlflow.set_tracking_uri(tracking_uri(store))
+        return _ensure_experiment(experiment, (store / "artifacts").as_uri())
+
+
+def open_local_store(store_dir: str | Path) -> Any:
+    """An MlflowClient on the existing store under ``store_dir``, checked and opened under its
+    lock (for readers such as the report)."""
+    store = Path(store_dir).resolve()
+    preload()
+    with store_lock(store, Path(store_dir)):
+        return open_store(tracking_uri(store), store / DB_NAME, Path(store_dir) / DB_NAME)
 
 
 def _ensure_experiment(experiment: str, artifact_location: str | None) -> str:
-    """The experiment's id in the current tracking store, created if missing (race-safe)."""
+    """The experiment's id in the current tracking store, created if missing (race-safe on a
+    server too, where no lock of ours holds)."""
     import mlflow
     from mlflow import MlflowClient
 
