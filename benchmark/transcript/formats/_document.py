@@ -145,7 +145,7 @@ def _read(path: Path, max_line_bytes: int) -> bytes:
                 if run > max_line_bytes:  # stop reading: the rest cannot matter
                     raise TranscriptError(
                         path,
-                        f"a line longer than the {max_line_bytes / 2**20:g} MB limit "
+                        f"a line longer than the {max_line_bytes / 2**20:.3g} MB limit "
                         "(transcript.max_line_mb)",
                         line,
                     )
@@ -160,6 +160,8 @@ def read_document(path: Path, max_line_bytes: int = MAX_LINE_BYTES) -> Document:
         raise TranscriptError(path, "empty file")
     if data.startswith(b"\x1f\x8b"):
         raise TranscriptError(path, "binary data (gzip-compressed); decompress it first")
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        raise TranscriptError(path, "not UTF-8 text (UTF-32, by its byte order mark)")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise TranscriptError(path, "not UTF-8 text (UTF-16, by its byte order mark)")
     if b"\x00" in data:
@@ -170,7 +172,7 @@ def read_document(path: Path, max_line_bytes: int = MAX_LINE_BYTES) -> Document:
     if longest > max_line_bytes:
         raise TranscriptError(
             path,
-            f"a {longest / 2**20:.1f} MB line, over the {max_line_bytes / 2**20:g} MB limit "
+            f"a {longest / 2**20:.1f} MB line, over the {max_line_bytes / 2**20:.3g} MB limit "
             "(transcript.max_line_mb)",
             line,
         )
