@@ -302,7 +302,7 @@ def test_output_forms(tmp_path):
     assert results == [
         "plain text",
         "Exit code: 0\nwrapped\nlines",
-        "a part\n[input_image omitted]",
+        "a part\n[image omitted]",
         '{"output": "x", "status": "ok"}',
     ]
 

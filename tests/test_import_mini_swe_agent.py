@@ -79,7 +79,7 @@ def test_other_non_chat_entries_are_notes(tmp_path):
     assert imported.transcript.messages == import_file(CALLS).transcript.messages
     assert imported.notes[1:] == [
         "1 'critic' entry not imported (no chat role)",
-        "1 'type 'reasoning'' entry not imported (no chat role)",
+        "1 type 'reasoning' entry not imported (no chat role)",
     ]
 
 

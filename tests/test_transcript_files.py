@@ -109,7 +109,8 @@ def test_on_error_fail_and_skip(mixed):
         len(loaded.transcripts) == len(expand_paths(str(mixed), [".json", ".jsonl", ".traj"])) - 1
     )
     [skipped] = loaded.manifest.skipped
-    assert skipped.path == str(broken) and skipped.error.startswith("invalid JSON")
+    assert skipped.path == str(broken) and skipped.error.startswith("line 1: invalid JSON")
+    assert skipped.line == 1
 
 
 def test_every_file_failing_is_one_error(tmp_path):

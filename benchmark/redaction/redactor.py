@@ -261,7 +261,7 @@ def json_arguments(raw: str, apply: Callable[[str], str]) -> str:
     as it is. Everything between the literals is kept byte for byte."""
     try:
         json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's limit
         return apply(raw)
 
     def literal(match: re.Match[str]) -> str:

@@ -40,12 +40,19 @@ class SourceFile(BaseModel):
 class SkippedFile(BaseModel):
     path: str
     error: str = Field(
-        description="why: the import error, or a note for a file left out on "
-        "purpose (a sub-agent's log met in a folder scan)"
+        description="why: the import error ('line N: ...' where there is a line), a note "
+        "for a file left out on purpose (a sub-agent's log met in a folder scan), or why a "
+        "scan passed an entry over (a FIFO, a symbolic link loop, a folder named '*.jsonl')"
     )
+    line: int | None = Field(None, description="the line of the file at fault, if any")
 
 
 class TranscriptManifest(BaseModel):
     source: str = Field(description="the transcript config's path(s), or the generator and seed")
     files: list[SourceFile]
     skipped: list[SkippedFile] = Field(default_factory=list)
+    passed_over: dict[str, int] = Field(
+        default_factory=dict,
+        description="entries a folder scan passed over without naming them, counted by why "
+        "(hidden, another extension)",
+    )

@@ -9,6 +9,12 @@ sub-agent's log that a folder scan or a glob meets (Claude Code's
 holds its result. Named as a file, it is refused like any file that cannot be
 imported.
 
+Only regular files are read. A folder scan or a glob names, in the manifest's
+``skipped`` list and the job log, every entry it passed over that looks like a
+transcript (a FIFO, a socket, a symbolic link loop or a broken one, a folder
+named ``*.jsonl``...) and why; hidden entries and files of other extensions are
+only counted (``passed_over``).
+
 Every transcript is redacted here, as it loads (``benchmark.redaction``): no
 later stage, cache or artifact ever holds a credential from it.
 """
@@ -17,7 +23,9 @@ from __future__ import annotations
 
 import glob
 import logging
+import os
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -26,6 +34,7 @@ from benchmark.config import FileTranscripts, SyntheticTranscripts
 from benchmark.errors import UserError
 from benchmark.redaction import Redactor, build_redactor
 from benchmark.transcript.formats import Imported, SubagentLog, TranscriptError, import_file
+from benchmark.transcript.formats._document import not_regular
 from benchmark.transcript.generated import load_or_generate, session_seed
 from benchmark.transcript.manifest import SkippedFile, SourceFile, TranscriptManifest
 from benchmark.transcript.models import Transcript
@@ -36,6 +45,21 @@ SUBAGENT_SKIPPED = (
     "sub-agent log (sidechain): a Task sub-agent's own conversation, whose result its main "
     "session holds; skipped"
 )
+
+
+HIDDEN = "hidden (name starts with '.')"
+OTHER_EXTENSION = "not a transcript.extensions file"
+
+
+@dataclass
+class Found:
+    """What ``transcript.path`` names: the files to read (``True``: named as a file, not met
+    in a folder scan or a glob), the entries passed over that look like transcripts (why),
+    and the rest passed over, counted by why."""
+
+    files: dict[Path, bool] = field(default_factory=dict)
+    passed: list[tuple[Path, str]] = field(default_factory=list)
+    ignored: Counter[str] = field(default_factory=Counter)
 
 
 class LoadedTranscripts(BaseModel):
@@ -55,25 +79,32 @@ def load_transcripts(
     redactor = redactor or build_redactor()
     if isinstance(config, SyntheticTranscripts):
         return _generate(config, redactor, cache_dir)
-    paths = expand_found(config.path, config.extensions)
+    found = scan(config.path, config.extensions)
+    paths = found.files
     imported: list[Imported] = []
     redactions: list[dict[str, int]] = []
     skipped: list[SkippedFile] = []
+    for path, why in found.passed:
+        log.warning("skipped %s: %s", path, why)
+        skipped.append(SkippedFile(path=str(path), error=why))
+    if found.ignored:
+        log.info("transcript.path: also passed over %s", _counted(found.ignored))
     for path, named in paths.items():
         try:
-            item = import_file(path, config.format, int(config.max_line_mb * 2**20))
+            item, transcript, counts = _import(path, config, redactor)
         except TranscriptError as exc:
             if isinstance(exc, SubagentLog) and not named:
                 log.info("skipped %s: %s", path, SUBAGENT_SKIPPED)
                 skipped.append(SkippedFile(path=str(path), error=SUBAGENT_SKIPPED))
                 continue
-            error = redactor.text(str(exc))  # an error may quote the line at fault
+            error = exc.located(redactor.text)  # an error may quote the line at fault
             if config.on_error == "fail":
-                raise UserError(f"{error} (transcript.on_error=skip goes on without it)") from None
-            log.warning("skipped %s", error)
-            skipped.append(SkippedFile(path=str(path), error=redactor.text(exc.reason)))
+                raise UserError(
+                    f"{exc.path}: {error} (transcript.on_error=skip goes on without it)"
+                ) from None
+            log.warning("skipped %s: %s", exc.path, error)
+            skipped.append(SkippedFile(path=str(path), error=error, line=exc.line))
             continue
-        transcript, counts = redactor.transcript(item.transcript)
         warnings = [redactor.text(w) for w in item.warnings]
         notes = [redactor.text(n) for n in item.notes]
         update = {"transcript": transcript, "warnings": warnings, "notes": notes}
@@ -82,9 +113,10 @@ def load_transcripts(
         imported.append(item)
         redactions.append(counts)
     if not imported:
+        first = skipped[len(found.passed)]  # the first file read (passed-over entries first)
         raise UserError(
             f"transcript.path: none of the {len(paths)} files could be imported "
-            f"(first: {skipped[0].path}: {skipped[0].error})"
+            f"(first: {first.path}: {first.error})"
         )
     transcripts = _unique_ids([item.transcript for item in imported])
     files = [
@@ -96,8 +128,65 @@ def load_transcripts(
     spec = config.path if isinstance(config.path, str) else ", ".join(config.path)
     return LoadedTranscripts(
         transcripts=transcripts,
-        manifest=TranscriptManifest(source=spec, files=files, skipped=skipped),
+        manifest=TranscriptManifest(
+            source=spec,
+            files=files,
+            skipped=skipped,
+            passed_over=dict(sorted(found.ignored.items())),
+        ),
     )
+
+
+def _import(
+    path: Path, config: FileTranscripts, redactor: Redactor
+) -> tuple[Imported, Transcript, dict[str, int]]:
+    """One file imported and redacted; whatever it holds, a failure is a ``TranscriptError``."""
+    try:
+        item = import_file(path, config.format, int(config.max_line_mb * 2**20))
+        transcript, counts = redactor.transcript(item.transcript)
+    except RecursionError:  # any stage walking content nested past Python's limit
+        raise TranscriptError(path, "content nested too deeply to read") from None
+    return item, transcript, counts
+
+
+def scan(spec: str | list[str], extensions: list[str] | None) -> Found:
+    """Files named by ``spec`` (files as given, globs with ``**`` recursive, folders scanned
+    recursively for ``extensions``), in order, each once; and what was passed over, why."""
+    suffixes = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in extensions or []}
+    found = Found()
+    for item in [spec] if isinstance(spec, str) else spec:
+        path = Path(item).expanduser()
+        named = False
+        part = Found()
+        if glob.has_magic(str(path)):
+            for match in map(Path, sorted(glob.glob(str(path), recursive=True))):
+                if _is_folder(match):
+                    _scan(match, suffixes, part)
+                else:
+                    _classify(match, part)
+            if not part.files and not part.passed:
+                raise UserError(f"transcript.path: {item!r} matches no file")
+        elif _is_folder(path):
+            _scan(path, suffixes, part)
+            if not part.files and not part.passed:
+                raise UserError(
+                    f"transcript.path: folder {item!r} has no {'/'.join(sorted(suffixes))} file"
+                )
+        elif os.path.lexists(path):  # a file, or a FIFO, a link...: refused by name on import
+            part.files, named = {path: True}, True
+        else:
+            raise UserError(f"transcript.path: no such file or folder: {item!r}")
+        if not part.files:
+            where, why = part.passed[0]
+            more = f"; {len(part.passed) - 1} more passed over" if len(part.passed) > 1 else ""
+            raise UserError(
+                f"transcript.path: {item!r} has no readable file ({where}: {why}{more})"
+            )
+        for file in part.files:
+            found.files[file] = found.files.get(file, False) or named
+        found.passed += [p for p in part.passed if p not in found.passed]
+        found.ignored.update(part.ignored)
+    return found
 
 
 def expand_paths(spec: str | list[str], extensions: list[str] | None = None) -> list[Path]:
@@ -109,41 +198,63 @@ def expand_paths(spec: str | list[str], extensions: list[str] | None = None) -> 
 def expand_found(spec: str | list[str], extensions: list[str] | None) -> dict[Path, bool]:
     """``expand_paths`` with, per file, whether it was named as a file (``True``) or met in a
     folder scan or a glob (``False``)."""
-    suffixes = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in extensions or []}
-    found: dict[Path, bool] = {}
-    for item in [spec] if isinstance(spec, str) else spec:
-        path = Path(item).expanduser()
-        named = False
-        if glob.has_magic(str(path)):
-            matches = [Path(m) for m in sorted(glob.glob(str(path), recursive=True))]
-            files = [m for m in matches if m.is_file()]
-            for folder in (m for m in matches if m.is_dir()):
-                files.extend(_scan(folder, suffixes))
-            if not files:
-                raise UserError(f"transcript.path: {item!r} matches no file")
-        elif path.is_dir():
-            files = _scan(path, suffixes)
-            if not files:
-                raise UserError(
-                    f"transcript.path: folder {item!r} has no {'/'.join(sorted(suffixes))} file"
+    return scan(spec, extensions).files
+
+
+def _is_folder(path: Path) -> bool:
+    return os.path.isdir(path)  # False for a symbolic link loop or a broken link
+
+
+def _classify(path: Path, found: Found) -> None:
+    """A file met by a glob or a scan: read when regular, else passed over with why."""
+    why = not_regular(path)
+    if why is None:
+        found.files[path] = False
+    else:
+        found.passed.append((path, why))
+
+
+def _scan(folder: Path, suffixes: set[str], found: Found) -> None:
+    """Every file of ``folder`` and its subfolders with one of ``suffixes``, sorted; hidden
+    entries are not entered, and symbolic links to folders not followed (no cycles)."""
+    files: list[Path] = []
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError as exc:
+            found.passed.append((current, f"cannot list this folder ({exc.strerror or exc})"))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            named_like = path.suffix.lower() in suffixes
+            if entry.name.startswith("."):
+                found.ignored[HIDDEN] += 1
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(path)
+                if named_like:
+                    found.passed.append(
+                        (path, "a folder, not a file (its own files are scanned as a folder's)")
+                    )
+            elif entry.is_symlink() and _is_folder(path):
+                found.passed.append(
+                    (path, "a symbolic link to a folder, not followed; name its target instead")
                 )
-        elif path.exists():
-            files, named = [path], True
-        else:
-            raise UserError(f"transcript.path: no such file or folder: {item!r}")
-        for file in files:
-            found[file] = found.get(file, False) or named
-    return found
+            elif named_like:
+                why = not_regular(path)
+                if why is None:
+                    files.append(path)
+                else:
+                    found.passed.append((path, why))
+            else:
+                found.ignored[OTHER_EXTENSION] += 1
+    for path in sorted(files):
+        found.files[path] = False
 
 
-def _scan(folder: Path, suffixes: set[str]) -> list[Path]:
-    return sorted(
-        p
-        for p in folder.rglob("*")
-        if p.is_file()
-        and p.suffix.lower() in suffixes
-        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
+def _counted(ignored: Counter[str]) -> str:
+    return ", ".join(f"{n} {why}" for why, n in sorted(ignored.items()))
 
 
 def _generate(

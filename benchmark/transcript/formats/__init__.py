@@ -24,6 +24,7 @@ from benchmark.transcript.formats._document import (
     SubagentLog,
     TranscriptError,
     read_document,
+    shown,
 )
 from benchmark.transcript.formats._summaries import mark_summaries
 from benchmark.transcript.models import Transcript
@@ -65,9 +66,10 @@ def import_file(
     if format != "auto" and format not in FORMATS:
         raise TranscriptError(path, f"unknown format {format!r}; choose auto or {sorted(FORMATS)}")
     doc = read_document(path, max_line_bytes)
-    name = detect(doc) if format == "auto" else format
-    builder = ConversationBuilder(doc)
+    name = format
     try:
+        name = detect(doc) if format == "auto" else format
+        builder = ConversationBuilder(doc)
         FORMATS[name].convert(doc, builder)
         messages = mark_summaries(builder.finish())
     except TranscriptError:
@@ -106,9 +108,9 @@ def detect(doc: Document) -> str:
             if module.claims_record(record):
                 return module.NAME
     keys = sorted(doc.records[0][1]) if doc.records else []  # type: ignore[index]
-    shown = ", ".join(repr(key[:24]) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
+    quoted = ", ".join(shown(key, 24) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
     raise doc.fail(
-        f"unrecognised transcript format (first record's keys: {shown or 'none'}); expected "
+        f"unrecognised transcript format (first record's keys: {quoted or 'none'}); expected "
         "OpenAI chat messages, an SWE-agent .traj, a mini-swe-agent .traj.json, a Claude Code "
         "session or a Codex CLI rollout"
     )

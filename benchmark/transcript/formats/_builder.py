@@ -33,16 +33,22 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from benchmark.transcript.formats._document import Document
+from benchmark.transcript.formats._document import Document, shown
+from benchmark.transcript.formats._parts import text_of
 from benchmark.transcript.models import Message
 
-# Shown in place of content a text transcript cannot carry (images, audio, files).
-NON_TEXT = "[{kind} omitted]"
+__all__ = ["ConversationBuilder", "text_of"]
 # Half of a surrogate pair (a log cut inside an emoji, JSON's "\\ud83d" alone): valid JSON,
 # but not writable as UTF-8, so it would fail the job far from the file at fault.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # What tool-call arguments may be: the wire format's JSON text, or (some logs) the object.
 _ARGUMENTS = (str, dict, list, type(None))
+# Deeper tool-call arguments are refused: every later reader parses them, and Python's own
+# recursion limit (about 1,000 frames) would end that reader, far from the file at fault.
+# No tool's arguments come near it.
+MAX_ARGUMENT_DEPTH = 100
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
 
 
 class ConversationBuilder:
@@ -108,8 +114,7 @@ class ConversationBuilder:
             )
         if self._open is None or (merge_key is not None and merge_key != self._merge_key):
             self.assistant(None, line, merge_key)
-        if not isinstance(arguments, str):
-            arguments = json.dumps({} if arguments is None else arguments, ensure_ascii=False)
+        arguments = self._arguments(arguments, f"tool call {call_id!r}: ", line)
         message = self._messages[self._open][0]  # type: ignore[index]
         unique = self._called(call_id, name, _where(line, len(self._messages) - 1))
         message.setdefault("tool_calls", []).append(
@@ -136,6 +141,11 @@ class ConversationBuilder:
         if not isinstance(item, dict):
             raise self._doc.fail(f"{where}expected an object, got {type(item).__name__}", line)
         item = dict(item)
+        if isinstance(item.get("content"), list):  # content parts: multimodal ones named
+            try:
+                item["content"] = text_of(item["content"])
+            except TypeError as exc:
+                raise self._doc.fail(f"{where}field 'content': {exc}", line) from None
         if item.get("role") == "developer":
             item["role"] = "system"
         role = item.get("role")
@@ -163,12 +173,15 @@ class ConversationBuilder:
                 function = call.get("function") if isinstance(call, dict) else None
                 if not isinstance(function, dict):
                     continue  # validation names the field
+                at = f"{where}field 'tool_calls.{k}.function.arguments': "
                 if not isinstance(function.get("arguments"), _ARGUMENTS):
                     raise self._doc.fail(
-                        f"{where}field 'tool_calls.{k}.function.arguments': expected JSON text "
-                        f"or an object, got {type(function['arguments']).__name__}",
+                        f"{at}expected JSON text or an object, got "
+                        f"{type(function['arguments']).__name__}",
                         line,
                     )
+                if isinstance(function["arguments"], str):
+                    self._arguments(function["arguments"], at, line)
                 if isinstance(call.get("id"), str):
                     name = str(function.get("name", "?"))
                     at = _where(line, len(self._messages) - 1)
@@ -203,6 +216,21 @@ class ConversationBuilder:
         return messages
 
     # --- internals ------------------------------------------------------------------------
+
+    def _arguments(
+        self, arguments: str | dict[str, Any] | list[Any] | None, at: str, line: int | None
+    ) -> str:
+        """A call's arguments as JSON text, refused (one line) when nested too deeply."""
+        if not isinstance(arguments, str):
+            try:
+                arguments = json.dumps({} if arguments is None else arguments, ensure_ascii=False)
+            except RecursionError:
+                arguments = None
+        if arguments is None or _depth(arguments) > MAX_ARGUMENT_DEPTH:
+            raise self._doc.fail(
+                f"{at}arguments nested more than {MAX_ARGUMENT_DEPTH} levels deep", line
+            )
+        return arguments
 
     def _plain(self, role: str, text: str, line: int | None, name: str | None = None) -> None:
         item: dict[str, Any] = {"role": role, "content": text}
@@ -274,17 +302,27 @@ def _reuse_warning(reused: list[tuple[str, str]]) -> str:
     )
 
 
+def _depth(text: str) -> int:
+    """How deeply JSON text nests (brackets in strings do not count), without parsing it;
+    0 when it has too few brackets to pass the limit."""
+    if text.count("[") + text.count("{") <= MAX_ARGUMENT_DEPTH:
+        return 0  # cannot be too deep: the usual case, no scan
+    depth = deepest = 0
+    for bracket in _BRACKET.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def _where(line: int | None, index: int) -> str:
     return f"line {line}" if line is not None else f"message {index}"
 
 
 def _text_field(item: dict[str, Any]) -> str:
     content = item.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p["text"] for p in content if isinstance(p, dict) and "text" in p)
-    return "" if content is None else json.dumps(content)
+    if content is None or isinstance(content, (str, list)):
+        return text_of(content)
+    return json.dumps(content)
 
 
 def _mended(message: Message) -> tuple[Message, int]:
@@ -316,28 +354,5 @@ def _first_error(exc: ValidationError) -> str:
     field = ".".join(str(part) for part in err["loc"]) or "message"
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "literal_error" and "input" in err:
-        return f"field '{field}': {msg} (got {err['input']!r:.40})"
+        return f"field '{field}': {msg} (got {shown(err['input'])})"
     return f"field '{field}': {msg}"
-
-
-def text_of(content: Any) -> str:
-    """Text of a content field: a string, or a list of parts (text kept, the rest named)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, dict):
-        content = [content]
-    if not isinstance(content, list):
-        raise TypeError(f"content must be text or a list of parts, got {type(content).__name__}")
-    texts = []
-    for part in content:
-        if isinstance(part, str):
-            texts.append(part)
-        elif isinstance(part, dict) and isinstance(part.get("text"), str):
-            texts.append(part["text"])
-        elif isinstance(part, dict) and isinstance(part.get("type"), str):
-            texts.append(NON_TEXT.format(kind=part["type"]))
-        else:
-            raise TypeError(f"a content part must be an object with a 'type', got {part!r:.40}")
-    return "\n".join(texts)

@@ -7,29 +7,57 @@ as one ``TranscriptError`` naming the file and, where there is one, the line.
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
+import os
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchmark.errors import UserError
+from benchmark.redaction import scrub
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 MAX_REASON_CHARS = 200  # a reason quoting the file (a key, a value) must not flood the log
+MAX_QUOTED_CHARS = 40  # one value quoted from the file, in a reason or a warning
+_CHUNK = 1 << 20
+
+
+def cut(text: str, limit: int = MAX_REASON_CHARS, redact: Callable[[str], str] = scrub) -> str:
+    """``text`` on one line, redacted, then cut to ``limit``: never a secret's first half."""
+    text = redact(" ".join(text.split()))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shown(value: Any, limit: int = MAX_QUOTED_CHARS) -> str:
+    """``value`` from the file quoted in a message (``repr``), redacted before it is cut."""
+    if isinstance(value, str):
+        value = scrub(value)
+    return cut(repr(value), limit, redact=scrub)
 
 
 class TranscriptError(UserError):
-    """A transcript file that cannot be imported: ``<path>: line N: <reason>``, one line."""
+    """A transcript file that cannot be imported: ``<path>: line N: <reason>``, one line.
+
+    The reason is redacted (``scrub``) before it is cut; ``located`` redacts it again with
+    the job's own redactor (its user patterns) for the manifest and the log."""
 
     def __init__(self, path: str | Path, reason: str, line: int | None = None) -> None:
         self.path = str(path)
         self.line = line
-        reason = " ".join(reason.split())  # one line, whatever the reason quotes
-        if len(reason) > MAX_REASON_CHARS:
-            reason = reason[: MAX_REASON_CHARS - 3] + "..."
-        self.reason = reason
-        where = f"line {line}: " if line is not None else ""
-        super().__init__(f"{self.path}: {where}{self.reason}")
+        self._raw = " ".join(reason.split())  # one line, whatever the reason quotes
+        self.reason = cut(self._raw)
+        super().__init__(f"{self.path}: {self.located()}")
+
+    def located(self, redact: Callable[[str], str] | None = None) -> str:
+        """``line N: <reason>`` (the line when there is one), redacted by ``redact`` too."""
+        where = f"line {self.line}: " if self.line is not None else ""
+        if redact is None:
+            return where + self.reason
+        return where + cut(self._raw, redact=lambda text: redact(scrub(text)))
 
 
 class SubagentLog(TranscriptError):
@@ -69,21 +97,71 @@ class Document:
         self.notes.append(text)
 
 
-def read_document(path: Path, max_line_bytes: int = MAX_LINE_BYTES) -> Document:
-    import hashlib
-
+def not_regular(path: Path) -> str | None:
+    """Why ``path`` is no regular file to read (a FIFO, a folder, a symlink loop...), else
+    ``None``; found by ``stat`` alone, so a FIFO is never opened (opening one blocks)."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise TranscriptError(path, "file not found") from None
-    except IsADirectoryError:
-        raise TranscriptError(path, "is a folder, not a file") from None
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link loop, not a file"
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return "a broken symbolic link" if os.path.islink(path) else "file not found"
+        return f"cannot read ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    kinds = {
+        stat.S_ISFIFO: "a named pipe (FIFO)",
+        stat.S_ISSOCK: "a socket",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+    }
+    kind = next((name for test, name in kinds.items() if test(mode)), "a special file")
+    return f"{kind}, not a regular file; only regular files are read"
+
+
+def _read(path: Path, max_line_bytes: int) -> bytes:
+    """The file's bytes, read in chunks so a runaway line stops the read at the limit."""
+    problem = not_regular(path)
+    if problem is not None:
+        raise TranscriptError(path, problem)
+    try:
+        # O_NONBLOCK: should a FIFO replace the file after the check, opening it cannot block
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise TranscriptError(path, f"cannot read ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise TranscriptError(path, "changed into something not a regular file; not read")
+        chunks, line, run = [], 1, 0  # run: bytes of the current line so far
+        try:
+            while chunk := file.read(_CHUNK):
+                chunks.append(chunk)
+                last = chunk.rfind(b"\n")
+                run = run + len(chunk) if last < 0 else len(chunk) - last - 1
+                line += chunk.count(b"\n")
+                if run > max_line_bytes:  # stop reading: the rest cannot matter
+                    raise TranscriptError(
+                        path,
+                        f"a line longer than the {max_line_bytes / 2**20:.3g} MB limit "
+                        "(transcript.max_line_mb)",
+                        line,
+                    )
+        except OSError as exc:
+            raise TranscriptError(path, f"cannot read ({exc.strerror or exc})") from None
+    return b"".join(chunks)
+
+
+def read_document(path: Path, max_line_bytes: int = MAX_LINE_BYTES) -> Document:
+    data = _read(path, max_line_bytes)
     if not data.strip():
         raise TranscriptError(path, "empty file")
     if data.startswith(b"\x1f\x8b"):
         raise TranscriptError(path, "binary data (gzip-compressed); decompress it first")
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        raise TranscriptError(path, "not UTF-8 text (UTF-32, by its byte order mark)")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise TranscriptError(path, "not UTF-8 text (UTF-16, by its byte order mark)")
     if b"\x00" in data:
@@ -94,7 +172,7 @@ def read_document(path: Path, max_line_bytes: int = MAX_LINE_BYTES) -> Document:
     if longest > max_line_bytes:
         raise TranscriptError(
             path,
-            f"a {longest / 2**20:.1f} MB line, over the {max_line_bytes / 2**20:g} MB limit "
+            f"a {longest / 2**20:.1f} MB line, over the {max_line_bytes / 2**20:.3g} MB limit "
             "(transcript.max_line_mb)",
             line,
         )
@@ -145,7 +223,7 @@ def _not_a_transcript(text: str) -> str:
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
-        return f"not JSON or JSON Lines (starts with {text.lstrip()[:20]!r})"
+        return f"not JSON or JSON Lines (starts with {shown(text.lstrip()[:200], 24)})"
     kind = {type(None): "null", bool: "boolean", str: "string"}.get(type(value), "number")
     return f"a JSON {kind}, not a transcript (expected an object or a list)"
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.transcript.formats._builder import ConversationBuilder, text_of
-from benchmark.transcript.formats._document import Document, SubagentLog
+from benchmark.transcript.formats._document import Document, SubagentLog, shown
+from benchmark.transcript.formats._parts import MEDIA, part_text
 
 NAME = "claude_code"
 
@@ -113,7 +114,7 @@ def _user(
         elif kind == "text":
             texts.append(_text(doc, line, block, where))
         else:  # images, documents: named in place of their content
-            texts.append(text_of([block]))
+            texts.append(part_text(block))
     text = "\n".join(t for t in texts if t)
     if text.strip():
         said(text, line)
@@ -146,9 +147,11 @@ def _assistant(
                     f"field '{where}.input': expected an object, got {_kind(args)}", line
                 )
             out.call(call_id, name, args, line, key)
+        elif kind in MEDIA:  # named in place of its content, as in user events
+            out.assistant(part_text(block), line, key)
         elif kind not in _SKIPPED_BLOCKS and kind not in unknown:
             unknown.add(kind)
-            doc.warn(f"skipped assistant content blocks of type {kind!r} (first here)", line)
+            doc.warn(f"skipped assistant content blocks of type {shown(kind)} (first here)", line)
 
 
 def _blocks(doc: Document, line: int, content: Any) -> list[dict[str, Any]]:

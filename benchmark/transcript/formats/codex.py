@@ -22,7 +22,7 @@ import json
 from typing import Any
 
 from benchmark.transcript.formats._builder import ConversationBuilder, text_of
-from benchmark.transcript.formats._document import Document
+from benchmark.transcript.formats._document import Document, shown
 from benchmark.transcript.formats._summaries import is_summary_text
 
 NAME = "codex"
@@ -101,7 +101,7 @@ class _Rollout:
                 raise self.doc.fail(f"field 'type': expected a rollout record type, {got}", line)
         for kind, (count, first) in self.skipped.items():
             self.doc.warn(
-                f"skipped {count} {kind!r} record(s) this importer does not read "
+                f"skipped {count} {shown(kind)} record(s) this importer does not read "
                 f"(first at line {first})"
             )
 
@@ -166,7 +166,7 @@ class _Rollout:
             role = item.get("role")
             if role not in _ROLES:
                 raise doc.fail(
-                    f"field '{at}role': expected one of {sorted(_ROLES)}, got {role!r:.40}", line
+                    f"field '{at}role': expected one of {sorted(_ROLES)}, got {shown(role)}", line
                 )
             text = _content(doc, item.get("content"), f"{at}content", line)
             if role == "assistant":
@@ -229,7 +229,7 @@ def _call_id(doc: Document, item: dict[str, Any], at: str, line: int) -> str:
     if call_id is None and item.get("type") == "local_shell_call":
         call_id = item.get("id")  # early local_shell_call items carry only an item id
     if not isinstance(call_id, str) or not call_id:
-        got = "missing" if call_id is None else f"got {call_id!r:.40}"
+        got = "missing" if call_id is None else f"got {shown(call_id)}"
         raise doc.fail(f"field '{at}call_id': expected the tool call's id, {got}", line)
     return call_id
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from benchmark.activity.actions import parse_command
 from benchmark.transcript.formats._builder import ConversationBuilder, text_of
-from benchmark.transcript.formats._document import Document
+from benchmark.transcript.formats._document import Document, shown
 
 NAME = "mini_swe_agent"
 _CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -77,7 +77,7 @@ def convert(doc: Document, out: ConversationBuilder) -> None:
             exits.append(item)
             continue
         if role not in _CHAT_ROLES:
-            skipped[str(role) if role is not None else f"type {kind!r}"] += 1
+            skipped[shown(role) if role is not None else f"type {shown(kind)}"] += 1
             continue
         content = _content(doc, n, item.get("content"))
         if role == "user" and awaiting is not None:
@@ -151,10 +151,10 @@ def _notes(
     if not exits and (info.get("exit_status") or info.get("submission")):
         doc.note(_exit_note(info.get("exit_status"), info.get("submission"), "info.exit_status"))
     for role, count in sorted(skipped.items()):
-        doc.note(f"{count} '{role}' entr{'y' if count == 1 else 'ies'} not imported (no chat role)")
+        doc.note(f"{count} {role} entr{'y' if count == 1 else 'ies'} not imported (no chat role)")
 
 
 def _exit_note(status: Any, submission: Any, where: str) -> str:
-    shown = f"{status!r:.60}" if status else "no status"
+    status_text = shown(status, 60) if status else "no status"
     size = f", submission of {len(submission):,} characters" if isinstance(submission, str) else ""
-    return f"mini-swe-agent exit: {shown} ({where}{size})"
+    return f"mini-swe-agent exit: {status_text} ({where}{size})"

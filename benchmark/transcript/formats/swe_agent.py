@@ -15,7 +15,7 @@ from typing import Any
 
 from benchmark.activity.actions import parse_command
 from benchmark.transcript.formats._builder import ConversationBuilder, text_of
-from benchmark.transcript.formats._document import Document, TranscriptError
+from benchmark.transcript.formats._document import Document, TranscriptError, shown
 
 NAME = "swe_agent"
 _ROLES = ("system", "user", "assistant", "tool")
@@ -49,7 +49,7 @@ def _history(doc: Document, history: list[Any], out: ConversationBuilder) -> Non
             raise doc.fail(f"history[{n}]: expected an object, got {type(entry).__name__}")
         role = entry.get("role")
         if role not in _ROLES:
-            raise doc.fail(f"history[{n}]: field 'role': unknown role {role!r}")
+            raise doc.fail(f"history[{n}]: field 'role': unknown role {shown(role)}")
         try:
             content = text_of(entry.get("content"))
         except TypeError as exc:
