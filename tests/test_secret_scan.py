@@ -200,7 +200,7 @@ def test_the_jobs_wrote_everywhere(workdir):
     # The refused job's saved command line says where the secrets were, not what they are.
     overrides = "".join(p.read_text() for p in workdir.glob("outputs/*/*/.hydra/overrides.yaml"))
     assert "+judge.endpoint.api_key=<redacted>" in overrides
-    assert "http://[REDACTED:url_userinfo#1]@127.0.0.1:9/v1" in overrides
+    assert "http://bob:[REDACTED:url_password#1]@127.0.0.1:9/v1" in overrides
 
 
 def test_no_piece_of_a_secret_is_written(workdir):
@@ -214,3 +214,65 @@ def test_no_piece_of_a_secret_is_written(workdir):
 )
 def test_no_piece_of_a_skipped_files_secret_is_written(workdir):
     assert _leaks(workdir, IMPORTER_ERRORS) == []
+
+
+def test_a_message_is_scrubbed_before_it_is_cut():
+    from benchmark.redaction import clip
+
+    text = f"unknown role {SECRETS['github_role']!r} in line 2"
+    assert clip(text, 43) == "unknown role '[REDACTED:github_token#1]'..."
+    assert SECRETS["github_role"][:8] not in clip(text, 30)
+    assert clip(f"first {SECRETS['openai']}\n{PEM}", 200, first_line=True) == (
+        "first [REDACTED:openai_key#1]"
+    )
+    assert clip("short", 10) == "short"
+
+
+def test_hydra_files_are_rewritten_only_when_they_hold_a_credential(tmp_path):
+    from omegaconf import OmegaConf
+
+    from benchmark.hydra_outputs import scrub_folder
+
+    clean = "- policy=truncate\n- seed=3\n"
+    (tmp_path / "clean.yaml").write_text(clean)
+    (tmp_path / "config.yaml").write_text(
+        f"judge:\n  endpoint:\n    base_url: https://{SECRETS['cli_key']}@h/v1\n"
+        f"    api_key: {SECRETS['cli_password']}\n    api_key_env: BENCHJUDGE\n"
+        f"tracking:\n  run_name: {SECRETS['aws']}\n"
+    )
+    assert scrub_folder(tmp_path) == [tmp_path / "config.yaml"]
+    assert (tmp_path / "clean.yaml").read_text() == clean  # byte for byte
+    assert OmegaConf.to_container(OmegaConf.load(tmp_path / "config.yaml")) == {
+        "judge": {
+            "endpoint": {
+                "base_url": "https://[REDACTED:url_userinfo#1]@h/v1",
+                "api_key": "<redacted>",
+                "api_key_env": "BENCHJUDGE",
+            }
+        },
+        "tracking": {"run_name": "[REDACTED:aws_access_key_id#1]"},
+    }
+
+
+def test_log_records_are_scrubbed_on_every_handler(tmp_path):
+    import logging
+
+    from benchmark.redaction.logs import scrub_handlers
+
+    logger = logging.getLogger("test_secret_scan")
+    handler = logging.FileHandler(tmp_path / "job.log")
+    logger.addHandler(handler)
+    try:
+        scrub_handlers(logger)
+        logger.warning("skipped %s: %s", "a.jsonl", f"token {SECRETS['github']}")
+        try:
+            raise ValueError(SECRETS["openai"])
+        except ValueError:
+            logger.exception("failed")
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    logged = (tmp_path / "job.log").read_text()
+    assert "skipped a.jsonl: token [REDACTED:github_token#1]" in logged
+    assert "ValueError: [REDACTED:openai_key#1]" in logged
+    assert _leaks(tmp_path, set(SECRETS)) == []

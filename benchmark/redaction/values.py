@@ -4,8 +4,8 @@ Two rules. Text is scrubbed before it is cut (``clip``): a key cut in half no
 longer matches its detector, so scrubbing the cut text would let most of it
 through. And config values are judged by their name as well as their shape
 (``redact_settings``, ``scrub_setting``): whatever a user puts in ``api_key``
-or ``+judge.endpoint.password=...`` is a secret, and so is the user part of a
-URL (``http://user:pass@host``), which no detector could recognise by shape.
+or ``+judge.endpoint.password=...`` is a secret, and so is a URL's bare user
+part (``https://<token>@host``), which no detector could recognise by shape.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ SECRET_NAME = re.compile(
     r"|private_?key|access_?key)$",
     re.I,
 )
-# A URL's user part (``user:pass@``, ``token@``), up to the host.
-_USERINFO = re.compile(r"(?<=://)[^/?#\s@'\"<>\[\]]+@")
+# A URL's user part without a password (``token@``), up to the host; ``user:pass@`` is the
+# ``url_password`` detector's (the user name stays).
+_USERINFO = re.compile(r"(?<=://)[^/?#\s@:'\"<>\[\]]+@")
 USERINFO_PLACEHOLDER = "[REDACTED:url_userinfo#1]@"
 # ``key=value`` as Hydra overrides and ``override_dirname`` write it.
 _ASSIGNMENT = re.compile(
@@ -46,7 +47,8 @@ def clip(text: str, limit: int, *, first_line: bool = False, key_names: Iterable
 
 
 def strip_userinfo(text: str) -> str:
-    """Every URL's user part replaced by a placeholder: the host stays, who logs in does not."""
+    """A URL's bare user part (``https://<token>@host``, the way tokens ride in git URLs)
+    replaced by a placeholder, whatever it looks like: no detector could tell it by shape."""
     return _USERINFO.sub(USERINFO_PLACEHOLDER, text) if "://" in text else text
 
 
