@@ -179,7 +179,8 @@ class LLMClient:
             except ValueError as exc:
                 invalid += 1
                 self.ledger.record(self.role, Usage(failures=1))
-                raise InvalidReply(clip(str(exc), 200, first_line=True)) from None
+                text = clip(str(exc), 200, first_line=True, key_names=self._key_names)
+                raise InvalidReply(text) from None
 
         def count_retry(_: object) -> None:
             self.ledger.record(self.role, Usage(retries=1))
