@@ -25,6 +25,7 @@ from benchmark.llm import Endpoint, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.loop import run
 from benchmark.llm.stage import connect, token_budget
+from benchmark.redaction import clip
 
 JudgeMode = Literal["rubric", "2_1_0"]
 VERDICT_CRITERION = "recall_correctness"
@@ -57,7 +58,7 @@ def extract_json(text: str) -> Any:
         if isinstance(value, dict):
             return value
         start = text.find("{", start + 1)
-    raise ValueError(f"reply is not a JSON object: {stripped[:80]!r}")
+    raise ValueError(f"reply is not a JSON object: {clip(stripped, 80)!r}")
 
 
 def _number(value: Any, where: str, scale_max: int) -> float:

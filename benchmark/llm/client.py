@@ -35,6 +35,7 @@ from benchmark.llm.retry import (
     retrying,
 )
 from benchmark.llm.usage import CallRecord, Usage, UsageLedger
+from benchmark.redaction import clip, scrub
 
 T = TypeVar("T")
 _FORMATS: tuple[StructuredOutput, ...] = ("json_schema", "json_object", "none")
@@ -79,6 +80,8 @@ class LLMClient:
         self.ledger = ledger or UsageLedger()
         self.cache = cache
         self._key = endpoint.api_key(role)  # fails fast, before any work
+        # Error texts are scrubbed of this key too, whatever its variable is called.
+        self._key_names = (endpoint.api_key_env,) if endpoint.api_key_env else ()
         self._format: StructuredOutput = endpoint.structured_output
         self._client: openai.AsyncOpenAI | None = None  # the Responses API
         self._transport: ChatTransport | None = None  # chat completions
@@ -176,7 +179,8 @@ class LLMClient:
             except ValueError as exc:
                 invalid += 1
                 self.ledger.record(self.role, Usage(failures=1))
-                raise InvalidReply(str(exc).splitlines()[0][:200]) from None
+                text = clip(str(exc), 200, first_line=True, key_names=self._key_names)
+                raise InvalidReply(text) from None
 
         def count_retry(_: object) -> None:
             self.ledger.record(self.role, Usage(retries=1))
@@ -202,7 +206,10 @@ class LLMClient:
             raise LLMError(f"invalid reply after {invalid} tries: {exc}") from None
         except (openai.APIError, MalformedReply) as exc:
             raise LLMError(
-                f"{self.role} call to {self.endpoint.name} failed: {type(exc).__name__}: {exc}"
+                scrub(
+                    f"{self.role} call to {self.endpoint.name} failed: {type(exc).__name__}: {exc}",
+                    self._key_names,
+                )
             ) from None
         raise AssertionError("unreachable: tenacity re-raises the last error")
 
@@ -255,11 +262,12 @@ class LLMClient:
             try:
                 value = await send(body)
             except openai.APIError as exc:
-                self._record(api, body, start, None, error=_describe(exc))
+                self._record(api, body, start, None, error=_describe(exc, self._key_names))
                 raise
             except (ValueError, TypeError, AttributeError) as exc:  # an unreadable 200 reply
-                self._record(api, body, start, None, error=_describe(exc))
-                raise MalformedReply(f"{type(exc).__name__}: {exc}") from None
+                self._record(api, body, start, None, error=_describe(exc, self._key_names))
+                text = scrub(f"{type(exc).__name__}: {exc}", self._key_names)
+                raise MalformedReply(text) from None
         self._record(api, body, start, value)
         if key is not None and self.cache is not None:
             self.cache.put(key, attempt, value, model=self.endpoint.model, role=self.role)
@@ -380,8 +388,9 @@ def _response_usage(reply: Any) -> dict[str, int]:
     }
 
 
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+def _describe(exc: BaseException, key_names: tuple[str, ...] = ()) -> str:
+    """One line on a failed call for its trace: a server's reply may echo a key (scrubbed)."""
+    return f"{type(exc).__name__}: {clip(str(exc), 300, first_line=True, key_names=key_names)}"
 
 
 __all__ = ["Completion", "LLMClient", "LLMError", "close_all", "is_transient"]

@@ -344,10 +344,11 @@ def redactor_for(config: BenchmarkConfig) -> Redactor:
     return build_redactor(builtin, r.patterns, r.enabled, names)
 
 
-def scrub(text: str) -> str:
+def scrub(text: str, key_names: Iterable[str] = ()) -> str:
     """``text`` with every built-in detector and the environment's secrets applied (for values
-    that are not transcripts: config params, tags, log lines). Reads the environment now."""
-    return _default_redactor(tuple(environment_secrets())).text(text)
+    that are not transcripts: config params, tags, log lines), also the values of ``key_names``
+    (an endpoint's ``api_key_env``, whatever it is called). Reads the environment now."""
+    return _default_redactor(tuple(environment_secrets(key_names))).text(text)
 
 
 @lru_cache(maxsize=4)

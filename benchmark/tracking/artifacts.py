@@ -1,4 +1,9 @@
-"""The files a job leaves behind, written to a folder before they are logged."""
+"""The files a job leaves behind, written to a folder before they are logged.
+
+Transcript text in them is redacted already (as it loaded); what is scrubbed here is
+text from elsewhere: the manifest's paths, import warnings and skip reasons, and
+every ``error`` (an exception's message may quote a server reply or a config value).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,10 @@ from typing import Any
 
 import yaml
 
+from benchmark.redaction import scrub_strings
 from benchmark.results import JobResult
+
+_ERRORS = frozenset({"error"})
 
 
 def write_artifacts(result: JobResult, resolved_config: dict[str, Any], folder: Path) -> None:
@@ -21,9 +29,8 @@ def write_artifacts(result: JobResult, resolved_config: dict[str, Any], folder: 
     (folder / "config.yaml").write_text(yaml.safe_dump(resolved_config, sort_keys=False))
     if result.inputs is not None:
         (folder / "transcripts").mkdir(exist_ok=True)
-        (folder / "transcripts" / "manifest.json").write_text(
-            result.inputs.model_dump_json(indent=1)
-        )
+        manifest = scrub_strings(result.inputs.model_dump(mode="json"))
+        (folder / "transcripts" / "manifest.json").write_text(json.dumps(manifest, indent=1))
     probes, answers, judgments = [], [], []
     for point in result.points:
         pid = f"{point.point.transcript_id}/point_{point.point.ordinal}"
@@ -61,4 +68,5 @@ def write_artifacts(result: JobResult, resolved_config: dict[str, Any], folder: 
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    rows = scrub_strings(rows, _ERRORS)
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))

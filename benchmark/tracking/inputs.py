@@ -16,6 +16,7 @@ from collections import Counter
 from functools import cache
 from typing import Any
 
+from benchmark.redaction import scrub
 from benchmark.transcript.manifest import SourceFile, TranscriptManifest
 
 CONTEXT = "transcripts"
@@ -66,8 +67,8 @@ def _dataset(file: SourceFile) -> Any:
     if file.format == "synthetic":
         source: Any = CodeDatasetSource(tags={"generator": file.path})
     else:
-        source = _local_source()(file.path)
-    return MetaDataset(source=source, name=file.transcript_id, digest=file.sha256[:16])
+        source = _local_source()(scrub(file.path))  # a file's name is user text
+    return MetaDataset(source=source, name=scrub(file.transcript_id), digest=file.sha256[:16])
 
 
 def _tags(file: SourceFile) -> dict[str, str]:

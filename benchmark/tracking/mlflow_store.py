@@ -12,7 +12,6 @@ store: jobs only make sure the experiment exists.
 from __future__ import annotations
 
 import logging
-import re
 import socket
 import tempfile
 from pathlib import Path
@@ -22,7 +21,7 @@ from urllib.request import getproxies, proxy_bypass
 
 from benchmark.config import BenchmarkConfig, TrackingConfig
 from benchmark.errors import UserError
-from benchmark.redaction import scrub
+from benchmark.redaction import redact_settings, scrub_setting
 from benchmark.results import JobResult
 from benchmark.tracking.artifacts import write_artifacts
 from benchmark.tracking.inputs import log_transcript_inputs, manifest_metrics
@@ -34,8 +33,6 @@ log = logging.getLogger(__name__)
 
 # Param values longer than this are cut (MLflow rejects very long values).
 MAX_PARAM_CHARS = 500
-# Keys whose values must never reach MLflow, whatever a user puts in them.
-SECRET_KEY = re.compile(r"(api_?key|secret|password|passwd|credential|authorization)$", re.I)
 
 
 def tracking_uri(store_dir: str | Path) -> str:
@@ -166,7 +163,8 @@ def log_job(
 
     experiment_id = prepare_tracking(config.tracking)
     clean = redact(resolved)
-    with mlflow.start_run(experiment_id=experiment_id, run_name=config.run_name) as run:
+    run_name = scrub_setting(config.run_name)
+    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name) as run:
         mlflow.set_tags(
             {
                 "policy": config.policy.name,
@@ -210,11 +208,12 @@ def log_job(
 
 def sweep_tags(sweep: SweepInfo | None) -> dict[str, str]:
     """A sweep job's tags, scrubbed: overrides are user text and may hold a credential."""
-    return {k: scrub(v) for k, v in sweep.tags().items()} if sweep is not None else {}
+    return {k: scrub_setting(v) for k, v in sweep.tags().items()} if sweep is not None else {}
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, str]:
-    """Dotted keys for nested config; lists become their string form."""
+    """Dotted keys for nested config; lists become their string form. Cuts long values:
+    ``data`` must be redacted already (``redact``), so no cut splits a secret."""
     flat: dict[str, str] = {}
     if isinstance(data, dict):
         for key, value in data.items():
@@ -227,13 +226,9 @@ def flatten(data: Any, prefix: str = "") -> dict[str, str]:
 
 
 def redact(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {
-            k: "<redacted>" if SECRET_KEY.search(str(k)) else redact(v) for k, v in data.items()
-        }
-    if isinstance(data, list):
-        return [redact(v) for v in data]
-    return scrub(data) if isinstance(data, str) else data  # e.g. a URL's password
+    """Config as it may be logged: secret-named keys' values, URL user parts and anything a
+    detector finds redacted (``benchmark.redaction.redact_settings``)."""
+    return redact_settings(data)
 
 
 def _columns(rows: list[dict[str, object]]) -> dict[str, list[object]]:
