@@ -19,6 +19,7 @@ import yaml
 from benchmark.audit.expected import CLASSES
 from benchmark.audit.metrics import agrees
 from benchmark.config import BenchmarkConfig
+from benchmark.redaction import scrub_setting
 from benchmark.tracking.mlflow_store import flatten, prepare_tracking, redact, sweep_tags
 from benchmark.tracking.sweep import SweepInfo
 from benchmark.tracking.traces import log_traces
@@ -33,7 +34,7 @@ SUMMARY_ARTIFACT = "audit_summary.txt"
 
 
 def audit_run_name(config: BenchmarkConfig) -> str:
-    return config.tracking.run_name or f"audit:judge@{config.judge.name}"
+    return scrub_setting(config.tracking.run_name or f"audit:judge@{config.judge.name}")
 
 
 def log_audit(

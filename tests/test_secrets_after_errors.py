@@ -207,11 +207,6 @@ def test_no_piece_of_a_secret_is_written(workdir):
     assert _leaks(workdir, set(SECRETS) - IMPORTER_ERRORS) == []
 
 
-@pytest.mark.xfail(
-    reason="importers cut their error text before redacting it (formats/_builder.py, "
-    "formats/__init__.py): fixed by the importers' part of issue 14",
-    strict=False,
-)
 def test_no_piece_of_a_skipped_files_secret_is_written(workdir):
     assert _leaks(workdir, IMPORTER_ERRORS) == []
 
