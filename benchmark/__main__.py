@@ -208,11 +208,11 @@ def main() -> None:
 def check_output_overrides(argv: list[str]) -> None:
     """Hydra's output folders given on the command line are writable (Hydra makes them
     unguarded). Only the part before any ``${...}`` is checked."""
-    from benchmark.config_checks import check_writable
-
     for arg in argv:
         key, _, value = arg.lstrip("+").partition("=")
         if key in ("hydra.run.dir", "hydra.sweep.dir") and value:
+            from benchmark.config_checks import check_writable  # pydantic: only when needed
+
             literal = value.split("${", 1)[0].strip("'\"")
             check_writable(key, literal if literal == value else os.path.dirname(literal) or ".")
 
