@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -37,6 +38,8 @@ def _detail(exc: InstantiationException, target: str, injected: set[str]) -> str
     cause = exc.__cause__
     if isinstance(cause, ValidationError):
         return validation_message(cause)
+    if isinstance(cause, ImportError) or "Error locating target" in str(exc):
+        return "cannot import this _target_ (give a module path and a name in it)"
     if isinstance(cause, TypeError):
         unknown = re.search(r"unexpected keyword argument '(\w+)'", str(cause))
         if unknown:
@@ -50,11 +53,16 @@ def _detail(exc: InstantiationException, target: str, injected: set[str]) -> str
 
 
 def _parameters(target: str) -> Mapping[str, inspect.Parameter] | None:
-    """The target's parameters; None when it cannot be imported or inspected."""
+    """The target's parameters; None when it cannot be imported or inspected (reported
+    by ``instantiate`` in one line, so Hydra's own log of the failure is held back)."""
+    hydra_log = logging.getLogger("hydra.utils")
+    was_disabled, hydra_log.disabled = hydra_log.disabled, True
     try:
         return inspect.signature(get_object(target)).parameters
     except (ImportError, ValueError, TypeError):
         return None
+    finally:
+        hydra_log.disabled = was_disabled
 
 
 def _accepted(target: str, offered: dict[str, Any]) -> dict[str, Any]:

@@ -207,7 +207,10 @@ def override_error(exc: Exception) -> str | None:
     if exc.__cause__ is not None:
         key = getattr(exc.__cause__, "full_key", None) or first.rsplit(" ", 1)[-1]
         detail = [x.strip() for x in str(exc.__cause__).strip().splitlines() if x.strip()]
-        return f"config key '{key}': {detail[0] if detail else first}"
+        said = detail[0] if detail else first
+        if said.startswith("Cannot merge DictConfig"):
+            said = f"holds keys, not a list or a value; set one of them ({key}.<name>=...)"
+        return f"config key '{key}': {said}"
     return " ".join(lines)  # Hydra's own words, on one line
 
 

@@ -12,15 +12,17 @@ import subprocess
 import sys
 
 import pytest
+from conftest import compose_config
 
-from benchmark.__main__ import main
+from benchmark.__main__ import hydra_main, main
 
 SECRET = "sekr1tPassw0rdXYZ"
 GPT = "judge=gpt4o"
 FILES = ["transcript=files", "transcript.path=sessions"]
 
 # (overrides, what the one line must contain); {file} stands for a regular file.
-CASES: list[tuple[list[str], str]] = [
+# Hydra itself refuses these while composing: they run through main().
+COMPOSITION_CASES: list[tuple[list[str], str]] = [
     # misspelled keys and unknown options: the closest valid name
     (["polcy=x"], "did you mean 'policy'"),
     (["compaction.context_windw=1"], "did you mean 'context_window'"),
@@ -55,6 +57,14 @@ CASES: list[tuple[list[str], str]] = [
     (["policy=["], "policy=["),
     (["seed=1,2"], "config key 'seed'"),
     (["compaction=5"], "config key 'compaction'"),
+    (["rubric.dimensions.accuracy=[1]"], "'rubric.dimensions.accuracy'"),
+    (["hydra.run.dir=/proc/benchmark"], "'hydra.run.dir'"),
+    (["hydra.run.dir={file}/sub"], "'hydra.run.dir'"),
+    (["-m", "hydra.sweep.dir={file}/sub", "policy=none"], "'hydra.sweep.dir'"),
+]
+# These compose; the job refuses them (benchmark.config, the parts): to save a second
+# composition, the composed config is handed to the job function itself.
+VALUE_CASES: list[tuple[list[str], str]] = [
     (["seed=${oops}"], "oops"),
     # every endpoint field
     ([GPT, "judge.endpoint.max_concurrency=0"], "'judge.endpoint.max_concurrency': must be > 0"),
@@ -116,9 +126,6 @@ CASES: list[tuple[list[str], str]] = [
     (["tracking.store_dir={file}/sub"], "'tracking.store_dir'"),
     (["tracking.store_dir={file}"], "'tracking.store_dir'"),
     (["tracking.store_dir=''"], "'tracking.store_dir'"),
-    (["hydra.run.dir=/proc/benchmark"], "'hydra.run.dir'"),
-    (["hydra.run.dir={file}/sub"], "'hydra.run.dir'"),
-    (["-m", "hydra.sweep.dir={file}/sub", "policy=none"], "'hydra.sweep.dir'"),
     # transcripts
     ([*FILES, "transcript.extensions=[]"], "'transcript.extensions'"),
     ([*FILES, "transcript.extensions=['']"], "'transcript.extensions'"),
@@ -165,7 +172,6 @@ CASES: list[tuple[list[str], str]] = [
     (["redaction.enabled=maybe"], "'redaction.enabled'"),
     (["rubric.scale_max=0"], "'rubric.scale_max'"),
     (["rubric.dimensions.accuracy.accuracy_factual=abc"], "accuracy_factual"),
-    (["rubric.dimensions.accuracy=[1]"], "'rubric.dimensions.accuracy'"),
     (["policy.name=''"], "'policy.name'"),
     (["policy._target_=nowhere.Policy"], "nowhere.Policy"),
     (["policy=truncate", "policy.recent_tokens=-5"], "recent_tokens"),
@@ -173,6 +179,7 @@ CASES: list[tuple[list[str], str]] = [
     (["+audit=judge", "audit.sessions=0"], "'audit.sessions'"),
     (["+audit=judge", "audit.variants=[nope]"], "'audit.variants.0'"),
 ]
+CASES = COMPOSITION_CASES + VALUE_CASES
 # A handful as the user meets them: real processes, a real (fresh) Hydra each.
 SUBPROCESS = [
     ["polcy=x"],
@@ -186,12 +193,12 @@ SUBPROCESS = [
 ]
 
 
-def _args(case: list[str], tmp_path) -> list[str]:
+def _args(case: list[str], tmp_path, hydra_dirs: bool = True) -> list[str]:
     """The case's overrides, with every folder the job could write kept under tmp_path."""
     (tmp_path / "file").write_text("a regular file\n")
     base = [
-        f"hydra.run.dir={tmp_path / 'outputs'}",
-        f"hydra.sweep.dir={tmp_path / 'multirun'}",
+        *([f"hydra.run.dir={tmp_path / 'outputs'}"] if hydra_dirs else []),
+        *([f"hydra.sweep.dir={tmp_path / 'multirun'}"] if hydra_dirs else []),
         f"cache.dir={tmp_path / 'cache'}",
         f"tracking.store_dir={tmp_path / 'mlruns'}",
     ]
@@ -225,11 +232,27 @@ def test_the_battery_is_large():
     assert len({" ".join(c) for c, _ in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize(("case", "expected"), CASES, ids=[" ".join(c) for c, _ in CASES])
+@pytest.mark.parametrize(
+    ("case", "expected"), COMPOSITION_CASES, ids=[" ".join(c) for c, _ in COMPOSITION_CASES]
+)
 def test_bad_override_is_one_line_and_exit_2(case, expected, offline, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["benchmark", *_args(case, offline)])
     with pytest.raises(SystemExit) as exit_:
         main()
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2, err
+    _one_error_line(err, expected)
+    assert "HYDRA_FULL_ERROR" not in os.environ  # left as it was
+    assert not (offline / "mlruns").exists()  # failed before the store was touched
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"), VALUE_CASES, ids=[" ".join(c) for c, _ in VALUE_CASES]
+)
+def test_bad_value_is_one_line_and_exit_2(case, expected, offline, capsys):
+    cfg = compose_config(_args(case, offline, hydra_dirs=False))
+    with pytest.raises(SystemExit) as exit_:
+        hydra_main(cfg)  # the job function as Hydra calls it, on the composed config
     out, err = capsys.readouterr()
     assert exit_.value.code == 2, err
     _one_error_line(err, expected)
