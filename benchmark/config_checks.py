@@ -131,9 +131,12 @@ def check_endpoints(data: Mapping[str, Any]) -> None:
     An endpoint without a ``model`` is an overlay laid over others' (a judge panel's
     ``endpoint``); only the fields it sets (null: left alone) are checked.
     """
+    found = _endpoints(data)
+    if not found:
+        return  # an offline config does not load the LLM stack
     from benchmark.llm.endpoint import Endpoint
 
-    for key, node in _endpoints(data):
+    for key, node in found:
         given = dict(node)
         if "model" not in given:
             given = {k: v for k, v in given.items() if v is not None}
