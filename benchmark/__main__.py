@@ -12,13 +12,14 @@ same one line, and exits 1.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import hydra
-from hydra.errors import CompactHydraException
+from hydra.errors import CompactHydraException, HydraException
 from omegaconf import DictConfig
 
 from benchmark.errors import JobFailed, UserError
@@ -30,7 +31,8 @@ CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 log = logging.getLogger("benchmark")
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+# An absolute path: the same conf/ whether run as a script, with -m, or called in-process.
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def hydra_main(cfg: DictConfig) -> float | None:
     try:
         return run(cfg)
@@ -175,10 +177,44 @@ def check_options(argv: list[str]) -> None:
 def main() -> None:
     try:
         check_options(sys.argv[1:])
+        check_output_overrides(sys.argv[1:])
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    hydra_main()
+    if os.environ.get("HYDRA_FULL_ERROR"):  # the user asked for Hydra's own tracebacks
+        hydra_main()
+        return
+    # Hydra prints a composition error (a misspelled key) in several lines and exits 1.
+    # With HYDRA_FULL_ERROR it raises instead, at no cost to a good run, and the error
+    # is reported here in one line; any other error is reported as Hydra would.
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        hydra_main()
+    except HydraException as exc:
+        from benchmark.config_checks import override_error
+
+        message = override_error(exc)
+        if message is None:
+            if not isinstance(exc, CompactHydraException):
+                raise
+            print(str(exc).strip(), file=sys.stderr)  # e.g. a sweep's failed job, reported
+            sys.exit(1)
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(2)
+    finally:
+        os.environ.pop("HYDRA_FULL_ERROR", None)
+
+
+def check_output_overrides(argv: list[str]) -> None:
+    """Hydra's output folders given on the command line are writable (Hydra makes them
+    unguarded). Only the part before any ``${...}`` is checked."""
+    for arg in argv:
+        key, _, value = arg.lstrip("+").partition("=")
+        if key in ("hydra.run.dir", "hydra.sweep.dir") and value:
+            from benchmark.config_checks import check_writable  # pydantic: only when needed
+
+            literal = value.split("${", 1)[0].strip("'\"")
+            check_writable(key, literal if literal == value else os.path.dirname(literal) or ".")
 
 
 if __name__ == "__main__":

@@ -21,11 +21,13 @@ from benchmark.transcript.models import Message, Transcript
 
 
 class CompactionConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    context_window: int = Field(200_000, gt=0)
+    context_window: int = Field(200_000, gt=0, le=100_000_000)
     trigger_ratio: float = Field(0.8, gt=0, le=1)
-    head_messages: int = Field(2, ge=0, description="protected first messages (system + task)")
+    head_messages: int = Field(
+        2, ge=0, le=1_000_000, description="protected first messages (system + task)"
+    )
     tail_tokens: int = Field(20_000, ge=0, description="token budget of the protected tail")
     points: Literal["all", "last"] = "all"
     replay: Literal["iterative", "independent"] = Field(

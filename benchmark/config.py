@@ -19,13 +19,21 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from benchmark.audit.config import AuditConfig
 from benchmark.compaction import CompactionConfig
+from benchmark.config_checks import (
+    check_endpoints,
+    check_finite,
+    check_writable,
+    validation_message,
+)
 from benchmark.errors import UserError
 from benchmark.probe.config import ProbeConfig
 from benchmark.redaction import BUILTIN_NAMES, compile_pattern
 from benchmark.rubric import Rubric
+from benchmark.validators import NO_ECHO, http_url_problem
 
 
 class ComponentConfig(BaseModel):
@@ -42,13 +50,13 @@ class ComponentConfig(BaseModel):
 
 
 class SyntheticTranscripts(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     kind: Literal["synthetic"]
     name: str
-    sessions: int = Field(1, gt=0, description="number of generated sessions")
+    sessions: int = Field(1, gt=0, le=10_000, description="number of generated sessions")
     seed: int = 0
-    target_tokens: int = Field(240_000, gt=1000)
+    target_tokens: int = Field(240_000, gt=1000, le=10_000_000)
 
 
 ImportFormat = Literal["auto", "chat", "swe_agent", "mini_swe_agent", "claude_code", "codex"]
@@ -57,7 +65,7 @@ ImportFormat = Literal["auto", "chat", "swe_agent", "mini_swe_agent", "claude_co
 class FileTranscripts(BaseModel):
     """Agent logs on disk (``conf/transcript/files.yaml``), imported by ``transcript.formats``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     kind: Literal["files"]
     name: str
@@ -70,7 +78,9 @@ class FileTranscripts(BaseModel):
         default_factory=lambda: [".json", ".jsonl", ".traj", ".ndjson"],
         description="which files of a folder are read (globs and named files: all)",
     )
-    max_line_mb: float = Field(32, gt=0, description="a longer line is an error, not a transcript")
+    max_line_mb: float = Field(
+        32, gt=0, le=4096, description="a longer line is an error, not a transcript"
+    )
 
     @field_validator("path")
     @classmethod
@@ -81,6 +91,16 @@ class FileTranscripts(BaseModel):
             raise ValueError("give a file, a glob or a folder")
         return value
 
+    @field_validator("extensions")
+    @classmethod
+    def _some_extensions(cls, value: list[str]) -> list[str]:
+        if not value or not all(e.strip(". ") for e in value):
+            raise ValueError(
+                "must list the file extensions a folder scan reads, e.g. [.json, .jsonl] "
+                "(an empty list would read no file of a folder)"
+            )
+        return value
+
 
 TranscriptConfig = Annotated[SyntheticTranscripts | FileTranscripts, Field(discriminator="kind")]
 
@@ -88,7 +108,7 @@ TranscriptConfig = Annotated[SyntheticTranscripts | FileTranscripts, Field(discr
 class TrackingConfig(BaseModel):
     """Where runs are logged: a SQLite store under ``store_dir``, or a tracking server (``uri``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     enabled: bool = True
     uri: str | None = Field(
@@ -96,20 +116,45 @@ class TrackingConfig(BaseModel):
         description="an MLflow tracking URI (e.g. a shared `mlflow server`); "
         "null: the SQLite store under store_dir",
     )
-    store_dir: str = "mlruns"
+    store_dir: str = Field("mlruns", min_length=1)
     experiment: str = Field("compaction-benchmark", min_length=1)
-    run_name: str | None = None
+    run_name: str | None = Field(None, min_length=1, description="null: <policy>@<transcript>")
     trace_llm: bool = Field(
         True, description="log every LLM call as an MLflow trace linked to the run"
     )
+
+    @field_validator("uri")
+    @classmethod
+    def _tracking_uri(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        scheme = value.split("://", 1)[0].lower() if "://" in value else ""
+        if scheme in ("http", "https"):
+            problem = http_url_problem(value)
+            if problem and "credentials" in problem:
+                problem += (
+                    ": MLflow reads them from MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"
+                )
+        elif not scheme.replace("+", "").isalnum() and value != "databricks":
+            problem = (
+                "must be an MLflow tracking URI such as http://host:5000, "
+                "sqlite:///path/mlflow.db or file:///path/mlruns (null: the store under store_dir)"
+            )
+        else:
+            problem = None
+        if problem:
+            raise PydanticCustomError(NO_ECHO, problem)
+        return value
 
 
 class CacheConfig(BaseModel):
     """Where cached probe sets and LLM replies live, and whether a job reads them."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    dir: str | None = Field(".cache/benchmark", description="null disables every cache")
+    dir: str | None = Field(
+        ".cache/benchmark", min_length=1, description="null disables every cache"
+    )
     mode: Literal["use", "refresh", "off"] = Field(
         "use", description="use: read and write; refresh: write only; off: neither"
     )
@@ -118,13 +163,16 @@ class CacheConfig(BaseModel):
 class ExecutionConfig(BaseModel):
     """How a job runs its LLM calls; none of this changes a result."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     fail_on_error: float = Field(
         0.05, ge=0, le=1, description="exit non-zero when more probes than this fraction failed"
     )
     max_probes_in_flight: int = Field(
-        256, gt=0, description="probes being answered or judged at once (bounds memory)"
+        256,
+        gt=0,
+        le=1_000_000,
+        description="probes being answered or judged at once (bounds memory)",
     )
     progress: Literal["auto", "bar", "log", "off"] = Field(
         "auto", description="auto: a bar on a terminal, log lines otherwise"
@@ -146,7 +194,7 @@ class RedactionConfig(BaseModel):
     """Credentials in transcripts replaced by typed placeholders as they load
     (``benchmark.redaction``), so nothing downstream ever sees the secret."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     enabled: bool = True
     builtin: Literal["all"] | list[str] = Field(
@@ -174,7 +222,7 @@ Objective = Literal["overall", "score_per_kilotoken"]
 
 
 class BenchmarkConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     seed: int = 0
     objective: Objective = Field(
@@ -227,25 +275,25 @@ def resolve(cfg: DictConfig) -> dict[str, Any]:
 
 
 def validate(cfg: DictConfig | dict[str, Any]) -> BenchmarkConfig:
+    """The typed config; any bad value, endpoint or unwritable output folder is a
+    ``UserError`` naming its key, before any work."""
     data = resolve(cfg) if isinstance(cfg, DictConfig) else cfg
+    check_finite(data)
     try:
-        return BenchmarkConfig.model_validate(data)
+        config = BenchmarkConfig.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"] if not _is_union_tag(p))
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        got = f" (got {err['input']!r})" if _short_scalar(err.get("input")) else ""
-        raise UserError(f"config key '{loc}': {msg}{got}") from None
+        raise UserError(validation_message(exc, model=BenchmarkConfig)) from None
+    check_endpoints(data)
+    check_output_dirs(config)
+    return config
 
 
-def _is_union_tag(part: object) -> bool:
-    return part in ("synthetic", "files")
-
-
-def _short_scalar(value: object) -> bool:
-    return isinstance(value, int | float | str | bool) and len(str(value)) < 80
+def check_output_dirs(config: BenchmarkConfig) -> None:
+    """The folders the job will write are writable (or can be made), checked up front."""
+    if config.cache_path is not None:
+        check_writable("cache.dir", config.cache_path)
+    if config.tracking.enabled and config.tracking.uri is None:
+        check_writable("tracking.store_dir", config.tracking.store_dir)
 
 
 def _first_line(text: str) -> str:

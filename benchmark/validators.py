@@ -7,6 +7,10 @@ from typing import TypeVar
 
 T = TypeVar("T", bound=str)
 
+# The pydantic error type of a check whose input must not be repeated (it may hold a
+# credential): the config error formatter leaves out the "(got ...)" for it.
+NO_ECHO = "no_echo"
+
 
 def distinct_choices(values: list[T], choices: Sequence[str]) -> list[T]:
     """A non-empty list with no value twice (the values' type already limits them to
@@ -17,3 +21,28 @@ def distinct_choices(values: list[T], choices: Sequence[str]) -> list[T]:
     if dupes:
         raise ValueError(f"lists {', '.join(dupes)} more than once")
     return values
+
+
+def http_url_problem(url: str) -> str | None:
+    """What makes ``url`` unusable as an http(s) server address, or None.
+
+    The message never repeats the URL, not even its scheme: it may hold a credential.
+    """
+    from urllib.parse import urlsplit
+
+    if not url.strip():
+        return "must be an http(s) URL such as http://localhost:8000/v1 (got an empty string)"
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https"):
+        return "must be an http(s) URL such as http://localhost:8000/v1"
+    if parts.username is not None or parts.password is not None:
+        return "must not hold credentials (user:pass@)"
+    if not parts.hostname:
+        return "must name a host, as in http://localhost:8000/v1"
+    try:
+        port = parts.port
+    except ValueError:  # out of range, or not a number
+        port = 0
+    if port == 0:
+        return "must have a port from 1 to 65535"
+    return None

@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from benchmark.errors import UserError
+from benchmark.validators import NO_ECHO, http_url_problem
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
 # Where an endpoint with no base_url goes (the SDK's default).
@@ -24,30 +26,51 @@ def normalise_base_url(base_url: str | None) -> str:
 
 
 class Endpoint(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field(min_length=1, description="label of this endpoint (config option name)")
     model: str = Field(min_length=1)
     base_url: str | None = Field(None, description="None = the SDK's default (api.openai.com)")
     api_key_env: str | None = Field(
-        "OPENAI_API_KEY", description="environment variable holding the key; None = no key"
+        "OPENAI_API_KEY",
+        min_length=1,
+        description="environment variable holding the key; None = no key",
     )
     temperature: float = Field(0.0, ge=0, le=2)
-    max_tokens: int = Field(1024, gt=0)
+    max_tokens: int = Field(1024, gt=0, le=10_000_000)
     price_input_per_1m: float = Field(0.0, ge=0, description="USD per 1M input tokens")
     price_output_per_1m: float = Field(0.0, ge=0, description="USD per 1M output tokens")
-    timeout_s: float = Field(120.0, gt=0, description="per request")
+    timeout_s: float = Field(120.0, gt=0, le=86_400, description="per request")
     max_retries: int = Field(
-        4, ge=0, description="retries per call of 429/5xx/timeouts/bad bodies and invalid replies"
+        4,
+        ge=0,
+        le=100,
+        description="retries per call of 429/5xx/timeouts/bad bodies and invalid replies",
     )
-    backoff_initial_s: float = Field(1.0, gt=0, description="first retry wait; doubles, jittered")
-    backoff_max_s: float = Field(30.0, gt=0, description="cap of one wait (Retry-After aside)")
+    backoff_initial_s: float = Field(
+        1.0, gt=0, le=3600, description="first retry wait; doubles, jittered"
+    )
+    backoff_max_s: float = Field(
+        30.0, gt=0, le=3600, description="cap of one wait (Retry-After aside)"
+    )
     max_concurrency: int = Field(
-        32, gt=0, description="requests in flight at once to this endpoint (all roles)"
+        32, gt=0, le=10_000, description="requests in flight at once to this endpoint (all roles)"
     )
     structured_output: StructuredOutput = Field(
         "json_schema", description="best response_format the server supports; falls back"
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        problem = None if value is None else http_url_problem(value)
+        if problem is None:
+            return value
+        if "credentials" in problem:
+            problem += ": put the key in the environment variable named by api_key_env"
+        else:
+            problem += ", or null for the SDK default"
+        raise PydanticCustomError(NO_ECHO, problem)
 
     def api_key(self, role: str) -> str:
         """The key from the environment; a missing one is a one-line user error."""

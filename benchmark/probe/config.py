@@ -13,10 +13,12 @@ from benchmark.validators import distinct_choices
 class ProbeConfig(BaseModel):
     """Which probe types to ask, how many per type and point, and the selection seed."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     types: list[ProbeType] = Field(default_factory=lambda: list(PROBE_TYPES))
-    per_type: int = Field(8, gt=0, description="max probes per type per compaction point")
+    per_type: int = Field(
+        8, gt=0, le=10_000, description="max probes per type per compaction point"
+    )
     seed: int = Field(0, description="drives the stratified pick when candidates exceed per_type")
     writer: dict[str, Any] | None = Field(
         None,

@@ -8,6 +8,7 @@ a dimension with no scored criteria drops out of the overall.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 
@@ -17,10 +18,10 @@ from benchmark.probe.models import ProbeType
 
 
 class Rubric(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str
-    scale_max: int = Field(5, gt=0, description="criterion scores run from 0 to scale_max")
+    scale_max: int = Field(5, gt=0, le=1000, description="criterion scores run from 0 to scale_max")
     dimensions: dict[str, dict[str, float]] = Field(
         description="dimension -> {criterion: weight}", min_length=1
     )
@@ -35,8 +36,10 @@ class Rubric(BaseModel):
             if not criteria:
                 raise ValueError(f"dimension '{dim}' has no criteria")
             for crit, weight in criteria.items():
-                if weight < 0:
-                    raise ValueError(f"weight of '{dim}.{crit}' must be >= 0, got {weight}")
+                if not math.isfinite(weight) or weight < 0:
+                    raise ValueError(
+                        f"weight of '{dim}.{crit}' must be >= 0 and finite, got {weight}"
+                    )
             if sum(criteria.values()) <= 0:
                 raise ValueError(f"weights of dimension '{dim}' sum to 0")
         return dims
