@@ -179,7 +179,8 @@ class JobResult(BaseModel):
         """Flat metric names for tracking: dimensions by name, the rest grouped by prefix.
 
         Token figures are over the points that were compacted: a point whose
-        compaction failed has no context to count (``points/compaction_failed``).
+        compaction failed has no context to count (``points/compaction_failed``),
+        and with no compacted point there are none.
         """
         overall = self.scores()
         results = self.probe_results
@@ -198,11 +199,12 @@ class JobResult(BaseModel):
             "failures/judgments": sum(r.judgment.failed and not r.answer.failed for r in results),
             "failures/probes": sum(r.failed for r in results),
             "failures/fraction": self.failed_fraction,
-            "tokens/before": before,
-            "tokens/after": after,
-            "compression_ratio": before / max(1, after),
-            "kept_fraction": after / max(1, before),
         }
+        if compacted:  # no token figure at all when no point could be compacted
+            metrics["tokens/before"] = before
+            metrics["tokens/after"] = after
+            metrics["compression_ratio"] = before / max(1, after)
+            metrics["kept_fraction"] = after / max(1, before)
         if overall.overall is not None:
             metrics["overall"] = overall.overall
             metrics["overall_pct"] = 100 * overall.overall / self.rubric.scale_max

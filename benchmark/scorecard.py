@@ -33,10 +33,8 @@ def render(result: JobResult, console: Console | None = None) -> str:
         title=f"Scorecard: policy={result.policy}  transcripts={', '.join(result.transcripts)}",
         caption=(
             f"scores 0-{scale} on rubric '{result.rubric.name}'; "
-            f"tokens {int(metrics['tokens/before']):,} -> {int(metrics['tokens/after']):,} "
-            f"over {len(result.points)} compaction point(s), "
-            f"compression {metrics['compression_ratio']:.1f}x; "
-            f"failures: {int(metrics['failures/answers'])} answers, "
+            + tokens(metrics, len(result.points))
+            + f"failures: {int(metrics['failures/answers'])} answers, "
             f"{int(metrics['failures/judgments'])} judgments; "
             f"[{method}; clusters are (transcript, point)]"
             + (f"; {untested}" if untested else "")
@@ -89,6 +87,17 @@ def over_window(result: JobResult) -> str:
     return (
         f"; [bold red]policy failure: {over} of {len(result.points)} points: policy output "
         f"over {window} window[/]"
+    )
+
+
+def tokens(metrics: dict[str, float], points: int) -> str:
+    """The caption's token figures (none when no point could be compacted)."""
+    if "tokens/after" not in metrics:
+        return f"no compacted context at {points} compaction point(s); "
+    return (
+        f"tokens {int(metrics['tokens/before']):,} -> {int(metrics['tokens/after']):,} "
+        f"over {points} compaction point(s), "
+        f"compression {metrics['compression_ratio']:.1f}x; "
     )
 
 
