@@ -108,7 +108,7 @@ def run(cfg: DictConfig) -> float | None:
             extra_metrics={k: v for k, v in objectives.items() if v is not None},
         )
         log.info("MLflow run %s in %s", run_id, store_uri(config.tracking))
-    check_failures(result.failed_fraction, config.execution.fail_on_error)
+    check_failures(result.failed_fraction, config.execution.fail_on_error, result.failure_cause())
     return objective_value(metrics, config.objective)
 
 
@@ -121,6 +121,7 @@ def score_per_kilotoken(metrics: Mapping[str, float]) -> float | None:
     overall it needs judged probes (None when none was).
     """
     overall, after, points = (metrics.get(k) for k in ("overall", "tokens/after", "points"))
+    points = (points or 0) - metrics.get("points/compaction_failed", 0)  # no tokens counted
     if overall is None or not after or not points:
         return None
     return overall / (after / points / 1000)
@@ -133,13 +134,15 @@ def objective_value(metrics: Mapping[str, float], objective: str) -> float | Non
     return metrics.get("overall")
 
 
-def check_failures(fraction: float, allowed: float) -> None:
-    """Fail the job (after everything is logged) when too many probes have no score."""
+def check_failures(fraction: float, allowed: float, cause: str | None = None) -> None:
+    """Fail the job (after everything is logged) when too many probes have no score;
+    ``cause`` (the most common error) says why, e.g. which endpoint was unreachable."""
     if fraction > allowed:
         raise JobFailed(
             f"{fraction:.1%} of probes failed after all retries, more than "
-            f"execution.fail_on_error={allowed:g}; results are logged, failures are in "
-            "judgments.jsonl (error field)"
+            f"execution.fail_on_error={allowed:g}"
+            + (f" (most common error: {cause})" if cause else "")
+            + "; results are logged, failures are in judgments.jsonl (error field)"
         )
 
 

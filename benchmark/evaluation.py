@@ -146,11 +146,13 @@ class ProbeScheduler:
 
 
 def failed_future(probe: Probe, error: str, progress: JobProgress) -> Future[ProbeResult]:
-    """A probe that cannot be evaluated (its point failed to compact), as a done future."""
+    """A probe that cannot be evaluated (its point failed to compact), as a done future:
+    counted as failed with ``error``, never scored."""
     result = ProbeResult(
         probe=probe,
         answer=Answer(failed=True, error=error),
         judgment=Judgment(failed=True, error=error),
+        score=None,
     )
     progress.finished(True)
     done: Future[ProbeResult] = Future()

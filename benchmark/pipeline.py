@@ -33,6 +33,7 @@ from benchmark.parts import Parts, build_parts
 from benchmark.policy.base import Policy
 from benchmark.probe.cache import load_or_generate
 from benchmark.probe.extract import why_no_probes
+from benchmark.probe.models import Probe
 from benchmark.probe.repeats import FirstAsked
 from benchmark.probe.writer import LLMProbeWriter
 from benchmark.progress import JobProgress
@@ -74,14 +75,11 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
         with JobProgress(parts.ledger, config.execution.progress) as progress:
             for transcript, transcript_points in zip(transcripts, points_of, strict=True):
                 previous: tuple[CompactionPoint, list[Message]] | None = None
-                made = 0  # probes from this transcript
+                made = 0  # probes from this transcript, plus points skipped with a warning
                 for point in transcript_points:
-                    probes = first_asked(
-                        load_or_generate(
-                            transcript, point, config.probe, config.cache_path, writer=parts.writer
-                        )
-                    )
-                    made += len(probes)
+                    probes, writer_error = _probes(config, transcript, point, parts)
+                    probes = first_asked(probes)
+                    made += len(probes) + (writer_error is not None)
                     progress.add(len(probes) * arms)
                     # The control arm: the same probes asked of the uncompacted session.
                     uncompacted = transcript.messages[: point.end]
@@ -94,18 +92,41 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
                     except UserError:
                         raise
                     except Exception as exc:  # recorded per probe, never scored
-                        error = f"compaction failed: {type(exc).__name__}: {exc}"
-                        log.warning("%s point %d: %s", transcript.id, point.ordinal, error)
+                        error = stage_error("compaction failed", exc)
+                        log.warning(
+                            "%s point %d: %s; its %d probe(s) are counted as failed",
+                            transcript.id,
+                            point.ordinal,
+                            error,
+                            len(probes),
+                        )
                         futures = [failed_future(p, error, progress) for p in probes]
                         pending.append(
-                            _Scheduled(point, [], futures, controls, [None] * len(probes))
+                            _Scheduled(
+                                point,
+                                [],
+                                futures,
+                                controls,
+                                [None] * len(probes),
+                                compaction_error=error,
+                                probe_writer_error=writer_error,
+                            )
                         )
                         previous = None  # the next point compacts from the raw session
                         continue
                     facts = ContextFacts(context)
                     survival = [facts.survival(p) for p in probes]
                     futures = [scheduler.submit(p, context, progress) for p in probes]
-                    pending.append(_Scheduled(point, context, futures, controls, survival))
+                    pending.append(
+                        _Scheduled(
+                            point,
+                            context,
+                            futures,
+                            controls,
+                            survival,
+                            probe_writer_error=writer_error,
+                        )
+                    )
                     previous = (point, context)
                 _warn_no_probes(transcript, transcript_points, config, made)
             points = [s.result(config) for s in pending]
@@ -129,6 +150,38 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     )
 
 
+def _probes(
+    config: BenchmarkConfig, transcript: Transcript, point: CompactionPoint, parts: Parts
+) -> tuple[list[Probe], str | None]:
+    """The point's probes, and why there are none when the probe writer failed.
+
+    A writer that fails (endpoint down, replies it cannot use) skips its point,
+    with the reason logged and counted; the extractor failing is a bug and raises.
+    """
+    try:
+        probes = load_or_generate(
+            transcript, point, config.probe, config.cache_path, writer=parts.writer
+        )
+    except UserError:
+        raise
+    except Exception as exc:
+        if parts.writer is None:
+            raise
+        error = stage_error("probe writer failed", exc)
+        log.warning(
+            "%s point %d: %s; no probes from this point", transcript.id, point.ordinal, error
+        )
+        return [], error
+    return probes, None
+
+
+def stage_error(what: str, exc: BaseException) -> str:
+    """One line saying which stage failed and why (the exception's first line)."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    return f"{what}: {type(exc).__name__}" + (f": {first}" if first else "")
+
+
 @dataclass
 class _Scheduled:
     """One compaction point whose probes are in flight (and their control arm's)."""
@@ -138,6 +191,8 @@ class _Scheduled:
     futures: list[Future[ProbeResult]]
     controls: list[Future[ProbeResult]]  # empty without control=true
     survival: list[float | None]
+    compaction_error: str | None = None
+    probe_writer_error: str | None = None
 
     def result(self, config: BenchmarkConfig) -> PointResult:
         controls = [c.result() for c in self.controls] or [None] * len(self.futures)
@@ -145,7 +200,12 @@ class _Scheduled:
             f.result().model_copy(update={"survival": s, "control": c})
             for f, s, c in zip(self.futures, self.survival, controls, strict=True)
         ]
-        return point_result(config, self.point, self.context, probes)
+        return point_result(config, self.point, self.context, probes).model_copy(
+            update={
+                "compaction_error": self.compaction_error,
+                "probe_writer_error": self.probe_writer_error,
+            }
+        )
 
 
 def _points(transcripts: list[Transcript], config: CompactionConfig) -> list[list[CompactionPoint]]:

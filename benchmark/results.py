@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from functools import lru_cache
 
 from pydantic import BaseModel, Field
@@ -25,7 +26,9 @@ class ProbeResult(BaseModel):
     probe: Probe
     answer: Answer
     judgment: Judgment
-    score: float | None = Field(description="this probe's overall on the rubric; None if failed")
+    score: float | None = Field(
+        None, description="this probe's overall on the rubric; None if failed"
+    )
     survival: float | None = Field(
         None,
         description="share of the gold facts the compacted context still states "
@@ -48,9 +51,20 @@ class PointResult(BaseModel):
     over_window: bool = Field(
         False, description="the policy's output exceeds compaction.context_window: a failure"
     )
+    compaction_error: str | None = Field(
+        None,
+        description="why the point could not be compacted (e.g. its LLM summarizer failed): "
+        "its probes are counted as failed, its tokens are left out of every token figure",
+    )
+    probe_writer_error: str | None = Field(
+        None, description="why the LLM probe writer wrote no probes for this point (skipped)"
+    )
 
     @property
     def compression_ratio(self) -> float:
+        """Tokens before over after; NaN for a point that could not be compacted."""
+        if self.compaction_error is not None:
+            return math.nan
         return self.point.tokens_before / max(1, self.tokens_after)
 
 
@@ -142,29 +156,55 @@ class JobResult(BaseModel):
 
     @property
     def failed_fraction(self) -> float:
-        """Share of probes with no score (answer or judgment failed after all retries)."""
+        """Share of probes with no score (answer, judgment or compaction failed after all
+        retries), or the share of points whose probe writer failed when that is larger:
+        their probes were never written, so they cannot be counted one by one."""
         results = self.probe_results
-        return sum(r.failed for r in results) / len(results) if results else 0.0
+        probes = sum(r.failed for r in results) / len(results) if results else 0.0
+        unwritten = sum(p.probe_writer_error is not None for p in self.points)
+        return max(probes, unwritten / len(self.points) if self.points else 0.0)
+
+    def failure_cause(self) -> str | None:
+        """The most common error of the failed probes and of the probe writer's failed
+        points (e.g. an endpoint unreachable at its base_url); None when nothing failed."""
+        errors = Counter(
+            (r.answer.error if r.answer.failed else r.judgment.error) or "unknown error"
+            for r in self.probe_results
+            if r.failed
+        )
+        errors.update(p.probe_writer_error for p in self.points if p.probe_writer_error)
+        return errors.most_common(1)[0][0] if errors else None
 
     def metrics(self) -> dict[str, float]:
-        """Flat metric names for tracking: dimensions by name, the rest grouped by prefix."""
+        """Flat metric names for tracking: dimensions by name, the rest grouped by prefix.
+
+        Token figures are over the points that were compacted: a point whose
+        compaction failed has no context to count (``points/compaction_failed``),
+        and with no compacted point there are none.
+        """
         overall = self.scores()
         results = self.probe_results
-        before = sum(p.point.tokens_before for p in self.points)
-        after = sum(p.tokens_after for p in self.points)
+        compacted = [p for p in self.points if p.compaction_error is None]
+        before = sum(p.point.tokens_before for p in compacted)
+        after = sum(p.tokens_after for p in compacted)
         metrics: dict[str, float] = {
             "probes": len(results),
             "points": len(self.points),
             "points/over_window": sum(p.over_window for p in self.points),
+            "points/compaction_failed": len(self.points) - len(compacted),
+            "points/probe_writer_failed": sum(
+                p.probe_writer_error is not None for p in self.points
+            ),
             "failures/answers": sum(r.answer.failed for r in results),
             "failures/judgments": sum(r.judgment.failed and not r.answer.failed for r in results),
             "failures/probes": sum(r.failed for r in results),
             "failures/fraction": self.failed_fraction,
-            "tokens/before": before,
-            "tokens/after": after,
-            "compression_ratio": before / max(1, after),
-            "kept_fraction": after / max(1, before),
         }
+        if compacted:  # no token figure at all when no point could be compacted
+            metrics["tokens/before"] = before
+            metrics["tokens/after"] = after
+            metrics["compression_ratio"] = before / max(1, after)
+            metrics["kept_fraction"] = after / max(1, before)
         if overall.overall is not None:
             metrics["overall"] = overall.overall
             metrics["overall_pct"] = 100 * overall.overall / self.rubric.scale_max

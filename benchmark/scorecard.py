@@ -33,14 +33,13 @@ def render(result: JobResult, console: Console | None = None) -> str:
         title=f"Scorecard: policy={result.policy}  transcripts={', '.join(result.transcripts)}",
         caption=(
             f"scores 0-{scale} on rubric '{result.rubric.name}'; "
-            f"tokens {int(metrics['tokens/before']):,} -> {int(metrics['tokens/after']):,} "
-            f"over {len(result.points)} compaction point(s), "
-            f"compression {metrics['compression_ratio']:.1f}x; "
-            f"failures: {int(metrics['failures/answers'])} answers, "
+            + tokens(metrics, len(result.points))
+            + f"failures: {int(metrics['failures/answers'])} answers, "
             f"{int(metrics['failures/judgments'])} judgments; "
             f"[{method}; clusters are (transcript, point)]"
             + (f"; {untested}" if untested else "")
             + over_window(result)
+            + stage_failures(result)
             + "".join(f"\nn/m = {d}: {NOTE}" for d in result.not_measured)
         ),
     )
@@ -67,7 +66,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
     for ptype in PROBE_TYPES:
         add(ptype, ptype)
 
-    notes = [escape(line) for line in _answerer_free(metrics)]
+    notes = [escape(line) for line in [*_answerer_free(metrics), *failure_notes(result)]]
     with console.capture() as capture:
         console.print(table)
         for note in notes:
@@ -89,6 +88,47 @@ def over_window(result: JobResult) -> str:
         f"; [bold red]policy failure: {over} of {len(result.points)} points: policy output "
         f"over {window} window[/]"
     )
+
+
+def tokens(metrics: dict[str, float], points: int) -> str:
+    """The caption's token figures (none when no point could be compacted)."""
+    if "tokens/after" not in metrics:
+        return f"no compacted context at {points} compaction point(s); "
+    return (
+        f"tokens {int(metrics['tokens/before']):,} -> {int(metrics['tokens/after']):,} "
+        f"over {points} compaction point(s), "
+        f"compression {metrics['compression_ratio']:.1f}x; "
+    )
+
+
+def stage_failures(result: JobResult) -> str:
+    """The caption's note of points whose compaction or probe writer failed."""
+    total = len(result.points)
+    compaction = sum(p.compaction_error is not None for p in result.points)
+    writer = sum(p.probe_writer_error is not None for p in result.points)
+    note = ""
+    if compaction:
+        note += (
+            f"; [bold red]compaction failed at {compaction} of {total} points: their probes "
+            "are counted as failed, their tokens left out[/]"
+        )
+    if writer:
+        note += (
+            f"; [bold red]probe writer failed at {writer} of {total} points: no probes from them[/]"
+        )
+    return note
+
+
+def failure_notes(result: JobResult) -> list[str]:
+    """Under the table: the first error of each failing stage, so the cause is on screen."""
+    lines = []
+    for errors in (
+        [p.compaction_error for p in result.points if p.compaction_error],
+        [p.probe_writer_error for p in result.points if p.probe_writer_error],
+    ):
+        if errors:
+            lines.append(f"first of {len(errors)} failed point(s): {errors[0]}")
+    return lines
 
 
 def _answerer_free(metrics: dict[str, float]) -> list[str]:

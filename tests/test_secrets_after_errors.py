@@ -166,7 +166,10 @@ def workdir(tmp_path_factory) -> Path:
     assert refused.returncode == 2, refused.stderr[-2000:]
     # An LLM judge whose server answers with errors that echo the key and other secrets.
     with OpenAIStub() as stub:
-        stub.reply = scripted_reply
+        # Its good replies echo the key too (in the judge's reasoning), as a hostile server might.
+        stub.reply = lambda body: scripted_reply(body).replace(
+            "scripted", f"scripted {s['judge_key']}"
+        )
         stub.queue(Fault.status(401, message=f"Incorrect API key provided: {s['judge_key']}"))
         body = f"upstream Authorization: Bearer {s['bearer']} via postgresql://u:{s['url_password']}@db"
         stub.queue(Fault.status(400, message=f"{body}\n{PEM}"), times=2)

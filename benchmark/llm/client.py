@@ -27,6 +27,14 @@ from benchmark.llm.cache import ResponseCache, request_key
 from benchmark.llm.endpoint import Endpoint, StructuredOutput, normalise_base_url
 from benchmark.llm.http import ChatTransport
 from benchmark.llm.loop import _Loop
+from benchmark.llm.reach import (
+    CONNECT_TRIES,
+    connect_failure,
+    forget_all,
+    is_permanent,
+    reach_of,
+    shown_url,
+)
 from benchmark.llm.retry import (
     InvalidReply,
     MalformedReply,
@@ -35,7 +43,7 @@ from benchmark.llm.retry import (
     retrying,
 )
 from benchmark.llm.usage import CallRecord, Usage, UsageLedger
-from benchmark.redaction import clip, scrub
+from benchmark.redaction import clip, environment_secrets, scrub
 
 T = TypeVar("T")
 _FORMATS: tuple[StructuredOutput, ...] = ("json_schema", "json_object", "none")
@@ -46,6 +54,11 @@ Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 class LLMError(Exception):
     """A call that failed after its retries; the message says why (no secrets)."""
+
+
+class EndpointUnreachable(LLMError):
+    """No connection can be made to the endpoint (refused, DNS, unusable URL): every
+    call on it fails at once with this message, which names the endpoint and base_url."""
 
 
 class Completion(BaseModel):
@@ -60,9 +73,11 @@ _SLOTS: dict[tuple[str, str, int], asyncio.Semaphore] = {}  # per endpoint, on t
 
 
 def close_all() -> None:
-    """Close every client's connection pool (end of a job, end of a test)."""
+    """Close every client's connection pool and forget which endpoints were unreachable
+    (end of a job, end of a test): the next job tries them again."""
     for client in list(_OPEN):
         client.close()
+    forget_all()
 
 
 class LLMClient:
@@ -82,10 +97,13 @@ class LLMClient:
         self._key = endpoint.api_key(role)  # fails fast, before any work
         # Error texts are scrubbed of this key too, whatever its variable is called.
         self._key_names = (endpoint.api_key_env,) if endpoint.api_key_env else ()
+        # A reply that echoes a key it was sent (a hostile or broken server) is scrubbed.
+        self._secrets = tuple(environment_secrets(self._key_names))
         self._format: StructuredOutput = endpoint.structured_output
         self._client: openai.AsyncOpenAI | None = None  # the Responses API
         self._transport: ChatTransport | None = None  # chat completions
         self._semaphore: asyncio.Semaphore | None = None  # see _slot
+        self._reach = reach_of(endpoint.base_url)  # shared by every client of this base_url
 
     # -- public calls -----------------------------------------------------------------------
 
@@ -168,10 +186,22 @@ class LLMClient:
         (it costs ~0.1 ms a call, which matters at hundreds of calls a second).
         """
         invalid = 0
+        refused = 0  # tries that could not connect
 
         async def once() -> tuple[Completion, T | None]:
-            nonlocal invalid
-            completion = await attempt(invalid)
+            nonlocal invalid, refused
+            try:
+                completion = await attempt(invalid)
+            except openai.APIConnectionError as exc:
+                reason = None if self._reach.reached else connect_failure(exc)
+                if reason is None:
+                    raise
+                refused += 1
+                tries = min(CONNECT_TRIES, self.endpoint.max_retries + 1)
+                if refused >= tries or is_permanent(reason):
+                    self._reach.dead = self._reach.dead or reason
+                    raise self._unreachable() from None
+                raise
             if parse is None:
                 return completion, None
             try:
@@ -258,9 +288,15 @@ class LLMClient:
                     self._record(api, body, time.time_ns(), hit, cached=True)
                 return hit
         async with self._slot():
+            if self._reach.dead is not None:  # known unreachable: no call, no wait
+                raise self._unreachable()
             start = time.time_ns()
             try:
                 value = await send(body)
+            except openai.APIStatusError as exc:  # the server answered: it is reachable
+                self._reach.reached = True
+                self._record(api, body, start, None, error=_describe(exc, self._key_names))
+                raise
             except openai.APIError as exc:
                 self._record(api, body, start, None, error=_describe(exc, self._key_names))
                 raise
@@ -268,10 +304,20 @@ class LLMClient:
                 self._record(api, body, start, None, error=_describe(exc, self._key_names))
                 text = scrub(f"{type(exc).__name__}: {exc}", self._key_names)
                 raise MalformedReply(text) from None
+        self._reach.reached = True
+        text = value.get("text")
+        if isinstance(text, str) and any(s in text for s in self._secrets):
+            value = {**value, "text": scrub(text, self._key_names)}
         self._record(api, body, start, value)
         if key is not None and self.cache is not None:
             self.cache.put(key, attempt, value, model=self.endpoint.model, role=self.role)
         return value
+
+    def _unreachable(self) -> EndpointUnreachable:
+        return EndpointUnreachable(
+            f"{self.role} endpoint '{self.endpoint.name}' ({self.endpoint.model}) unreachable "
+            f"at {shown_url(self.endpoint.base_url)}: {self._reach.dead}"
+        )
 
     def _refused(self, body: dict[str, Any]) -> None:
         if self.cache is not None:
@@ -393,4 +439,11 @@ def _describe(exc: BaseException, key_names: tuple[str, ...] = ()) -> str:
     return f"{type(exc).__name__}: {clip(str(exc), 300, first_line=True, key_names=key_names)}"
 
 
-__all__ = ["Completion", "LLMClient", "LLMError", "close_all", "is_transient"]
+__all__ = [
+    "Completion",
+    "EndpointUnreachable",
+    "LLMClient",
+    "LLMError",
+    "close_all",
+    "is_transient",
+]

@@ -4,7 +4,8 @@ It sends only what the :class:`~benchmark.summarizer.base.SummaryRequest`
 holds (the region and the policy's earlier summary), so region scoping holds
 for a remote model too. Unlike the answerer and the judge it has no failed
 result to fall back on: a policy cannot compact without a summary, so a call
-that fails after its retries raises and the pipeline reports it.
+that fails after its retries raises, and the pipeline fails that point alone
+(its probes counted as failed).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from benchmark import tokens
 from benchmark.judge.prompts import render_context
-from benchmark.llm import Endpoint, LLMError, UsageLedger
+from benchmark.llm import Endpoint, EndpointUnreachable, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.stage import connect, token_budget
 from benchmark.summarizer import prompts
@@ -55,6 +56,8 @@ class LLMSummarizer:
 
         try:
             _, summary = self.client.complete(self.messages(request), parse=parse)
+        except EndpointUnreachable:
+            raise  # names the endpoint and its base_url already
         except LLMError as exc:
             raise RuntimeError(
                 f"summarizer '{self.endpoint.name}' ({self.endpoint.model}) gave no usable "
