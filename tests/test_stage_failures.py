@@ -86,6 +86,7 @@ def test_summarizer_endpoint_down_fails_every_probe_and_the_run_is_logged(tmp_pa
     assert metrics["failures/fraction"] == 1.0
     assert metrics["points/compaction_failed"] == metrics["points"] > 0
     assert "tokens/after" not in metrics and "compression_ratio" not in metrics  # no point
+    assert "point/tokens_after" not in metrics and "point/compression_ratio" not in metrics
     assert "overall" not in metrics  # nothing was scored 0
 
     # Under the threshold the same job ends normally.

@@ -187,11 +187,18 @@ def log_job(
         if result.inputs is not None:
             log_transcript_inputs(result.inputs)
         for step, point in enumerate(result.points):
+            compacted = point.compaction_error is None  # a failed point kept no tokens to show
             mlflow.log_metrics(
                 {
                     "point/tokens_before": point.point.tokens_before,
-                    "point/tokens_after": point.tokens_after,
-                    "point/compression_ratio": point.compression_ratio,
+                    **(
+                        {
+                            "point/tokens_after": point.tokens_after,
+                            "point/compression_ratio": point.compression_ratio,
+                        }
+                        if compacted
+                        else {}
+                    ),
                 },
                 step=step,
             )
