@@ -210,7 +210,11 @@ def test_a_refused_judge_ends_with_one_line_naming_its_base_url(tmp_path):
 
 
 def unreachable_client(url: str, **fields) -> LLMClient:
-    endpoint = Endpoint(name="local", model="m", base_url=url, api_key_env=None, **fields)
+    # Built unvalidated: the config refuses an unusable base_url up front
+    # (tests/test_bad_overrides.py); the client must still fail fast on one made in code.
+    endpoint = Endpoint.model_construct(
+        name="local", model="m", base_url=url, api_key_env=None, **fields
+    )
     return LLMClient(endpoint, role="answerer")
 
 
