@@ -42,7 +42,7 @@ from benchmark.llm.retry import (
     is_transient,
     retrying,
 )
-from benchmark.llm.usage import CallRecord, Usage, UsageLedger
+from benchmark.llm.usage import Usage, UsageLedger
 from benchmark.redaction import clip, environment_secrets, scrub
 
 T = TypeVar("T")
@@ -381,38 +381,8 @@ class LLMClient:
         error: str | None = None,
         cached: bool = False,
     ) -> None:
-        tokens_in = int((value or {}).get("input_tokens", 0))
-        tokens_out = int((value or {}).get("output_tokens", 0))
-        cost = self.endpoint.cost(tokens_in, tokens_out)
-        if not self.ledger.keep_calls:  # the hot path: counts only
-            self.ledger.record(
-                self.role,
-                calls=int(not cached),
-                cache_hits=int(cached),
-                failures=int(error is not None),
-                input_tokens=tokens_in,
-                output_tokens=tokens_out,
-                cost_usd=cost,
-            )
-            return
-        self.ledger.record_call(
-            CallRecord(
-                role=self.role,
-                endpoint=self.endpoint.name,
-                model=self.endpoint.model,
-                api=api,
-                request=body,
-                reply=None if value is None else value.get("text"),
-                error=None
-                if error is None
-                else f"{self.role} call to {self.endpoint.name}: {error}",  # noqa: E501
-                cached=cached,
-                input_tokens=tokens_in,
-                output_tokens=tokens_out,
-                cost_usd=cost,
-                start_ns=start_ns,
-                end_ns=time.time_ns(),
-            )
+        self.ledger.account(
+            self.role, self.endpoint, api, body, start_ns, value, error=error, cached=cached
         )
 
     def close(self) -> None:

@@ -8,9 +8,13 @@ because a long sweep's prompts add up.
 from __future__ import annotations
 
 import threading
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from benchmark.llm.endpoint import Endpoint
 
 
 class Usage(BaseModel):
@@ -85,6 +89,52 @@ class UsageLedger:
         if self.keep_calls:
             with self._lock:
                 self._calls.append(call)
+
+    def account(
+        self,
+        role: str,
+        endpoint: Endpoint,
+        api: str,
+        body: dict[str, Any],
+        start_ns: int,
+        value: dict[str, Any] | None,
+        *,
+        error: str | None = None,
+        cached: bool = False,
+    ) -> None:
+        """Count one exchange with ``endpoint`` (a reply ``value`` or an ``error``); the
+        request and reply are kept as a :class:`CallRecord` only when calls are kept."""
+        tokens_in = int((value or {}).get("input_tokens", 0))
+        tokens_out = int((value or {}).get("output_tokens", 0))
+        cost = endpoint.cost(tokens_in, tokens_out)
+        if not self.keep_calls:  # the hot path: counts only
+            self.record(
+                role,
+                calls=int(not cached),
+                cache_hits=int(cached),
+                failures=int(error is not None),
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                cost_usd=cost,
+            )
+            return
+        self.record_call(
+            CallRecord(
+                role=role,
+                endpoint=endpoint.name,
+                model=endpoint.model,
+                api=api,
+                request=body,
+                reply=None if value is None else value.get("text"),
+                error=None if error is None else f"{role} call to {endpoint.name}: {error}",
+                cached=cached,
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                cost_usd=cost,
+                start_ns=start_ns,
+                end_ns=time.time_ns(),
+            )
+        )
 
     def calls(self) -> list[CallRecord]:
         with self._lock:
