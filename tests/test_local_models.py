@@ -94,7 +94,7 @@ def test_each_local_setup_runs_to_the_end_with_the_run_logged_and_failures_count
             "failures/judgments", 0
         )
     assert local_job.stats.requests > 0  # the stub's local mode was really asked
-    assert local_job.stats.max_busy == 1
+    assert local_job.stats.max_busy <= 1  # one at a time (0: every request was refused)
 
 
 @pytest.mark.xfail(
