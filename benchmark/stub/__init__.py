@@ -2,11 +2,13 @@
 
 In-process: ``with OpenAIStub(latency=0.05) as stub: ... stub.base_url``. In a child process
 (its own CPU, or surviving a killed client): ``with serve_in_subprocess(latency=0.2) as url``.
-From a shell: ``python -m benchmark.stub --scripted``.
+From a shell: ``python -m benchmark.stub --scripted``. ``OpenAIStub(local=LocalMode())`` (or
+``--local``) behaves like a llama.cpp-class server with a small model (:mod:`benchmark.stub.local`).
 """
 
 from benchmark.stub.chat import completion, default_reply, message_text
 from benchmark.stub.faults import FAULT_KINDS, Fault, FaultKind, FaultMix, StubStats, error_body
+from benchmark.stub.local import LocalMode, LocalStats
 from benchmark.stub.process import serve_in_subprocess, stub_argv
 from benchmark.stub.responses import CREATED, decrypt
 from benchmark.stub.scripted import scripted_reply
@@ -18,6 +20,8 @@ __all__ = [
     "Fault",
     "FaultKind",
     "FaultMix",
+    "LocalMode",
+    "LocalStats",
     "OpenAIStub",
     "ReplyHook",
     "StubRequest",

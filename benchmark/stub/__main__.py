@@ -2,7 +2,7 @@
 
     python -m benchmark.stub [--host 127.0.0.1] [--port 0] [--latency 0.2] [--fault-rate 0.0]
         [--fault-kinds 429,500,hang,malformed] [--seed 0] [--hang-s 5] [--retry-after 0.05]
-        [--scripted]
+        [--scripted] [--local [--local-model NAME] [--context-window 8192] [--tokens-per-s 0]]
 
 The first line on stdout is exactly ``listening on http://HOST:PORT/v1`` (flushed), so a parent
 process can read the port; nothing else is printed there. A whole sweep can dry-run against it:
@@ -20,6 +20,7 @@ from types import FrameType
 from pydantic import ValidationError
 
 from benchmark.stub.faults import FAULT_KINDS, FaultMix
+from benchmark.stub.local import LocalMode
 from benchmark.stub.scripted import scripted_reply
 from benchmark.stub.server import OpenAIStub
 
@@ -38,7 +39,33 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--hang-s", type=float, default=5.0, help="how long a hang lasts")
     p.add_argument("--retry-after", type=float, default=0.05, help="Retry-After of a 429")
     p.add_argument("--scripted", action="store_true", help="answer the benchmark's prompts validly")
+    local = p.add_argument_group(
+        "local mode", "a llama.cpp-class server with a small (scripted) model behind it"
+    )
+    local.add_argument(
+        "--local",
+        action="store_true",
+        help="500 on json_schema, schema-in-JSON-mode grammar, length stops, one slot",
+    )
+    local.add_argument("--local-model", default=None, help="the model name /v1/models lists")
+    local.add_argument("--context-window", type=int, default=None, help="tokens (default 8192)")
+    local.add_argument("--tokens-per-s", type=float, default=None, help="0 = instant (default)")
     return p
+
+
+def local_mode(args: argparse.Namespace) -> LocalMode | None:
+    """The local mode the flags ask for; its flags without ``--local`` are an error."""
+    given = {
+        "model": args.local_model,
+        "context_window": args.context_window,
+        "tokens_per_s": args.tokens_per_s,
+    }
+    given = {k: v for k, v in given.items() if v is not None}
+    if not args.local:
+        if given:
+            raise ValueError("--local-model, --context-window and --tokens-per-s need --local")
+        return None
+    return LocalMode(**given)
 
 
 def build(args: argparse.Namespace) -> OpenAIStub:
@@ -54,10 +81,16 @@ def build(args: argparse.Namespace) -> OpenAIStub:
         )
     if args.latency < 0:
         raise ValueError("--latency must be >= 0")
+    local = local_mode(args)
     stub = OpenAIStub(
-        latency=args.latency, faults=faults, host=args.host, bind_port=args.port, record=False
+        latency=args.latency,
+        faults=faults,
+        host=args.host,
+        bind_port=args.port,
+        record=False,
+        local=local,
     )
-    if args.scripted:
+    if args.scripted or local is not None:
         stub.reply = scripted_reply
     return stub
 
@@ -69,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = str(first["loc"][0]) if first["loc"] else ""
-        flag = {"rate": "fault-rate", "kinds": "fault-kinds"}.get(field, field.replace("_", "-"))
+        flags = {"rate": "fault-rate", "kinds": "fault-kinds", "model": "local-model"}
+        flag = flags.get(field, field.replace("_", "-"))
         print(f"error: --{flag}: {first['msg']}", file=sys.stderr)
         return 2
     except ValueError as exc:

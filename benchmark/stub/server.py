@@ -12,7 +12,9 @@ Scripting, from any other thread:
 * ``stub.faults = FaultMix(rate=0.2, seed=0)`` injects seeded random faults (queued ones first);
 * ``stub.json_schema = "reject"`` mimics local servers that refuse structured output;
 * ``stub.require_key = "sk-test"`` enforces a bearer token;
-* ``stub.latency = 0.05`` delays every call (a timer each: thousands in flight cost no CPU).
+* ``stub.latency = 0.05`` delays every call (a timer each: thousands in flight cost no CPU);
+* ``OpenAIStub(local=LocalMode())`` behaves like a llama.cpp-class server with a small model
+  (:mod:`benchmark.stub.local`; set before start): read what it saw with :meth:`local_stats`.
 
 ``POST /v1/responses/compact`` needs no hook: it returns the input's user messages and one
 compaction item whose content :func:`decrypt` reads back (faults apply to it too).
@@ -43,6 +45,7 @@ from benchmark.stub.faults import (
     error_body,
     error_type,
 )
+from benchmark.stub.local import Generated, LocalMode, LocalServer, LocalStats
 
 Route = Literal["chat", "responses", "compact"]
 
@@ -63,6 +66,11 @@ class StubRequest:
 class _Queued:
     fault: Fault
     remaining: int
+
+
+def _server_error(status: int) -> Fault | None:
+    """A 5xx the server answered on its own, counted as that fault in :class:`StubStats`."""
+    return Fault.status(status) if status >= 500 else None
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
@@ -86,6 +94,8 @@ class OpenAIStub:
     host: str = "127.0.0.1"
     bind_port: int = 0
     record: bool = True
+    local: LocalMode | None = None
+    _local: LocalServer | None = field(default=None, init=False, repr=False)
     _requests: list[StubRequest] = field(default_factory=list, init=False, repr=False)
     _queue: deque[_Queued] = field(default_factory=deque, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -121,6 +131,12 @@ class OpenAIStub:
         """Counters so far: requests, valid 2xx replies, rejections, faults by kind."""
         with self._lock:
             return self._stats.model_copy(deep=True)
+
+    def local_stats(self) -> LocalStats:
+        """What the local mode saw and did (:class:`LocalStats`); needs ``local`` set."""
+        if self._local is None:
+            raise RuntimeError("the stub is not running in local mode")
+        return self._local.stats()
 
     @property
     def max_concurrent(self) -> int:
@@ -182,6 +198,9 @@ class OpenAIStub:
         app.router.add_post("/v1/chat/completions", partial(self._handle, "chat"))
         app.router.add_post("/v1/responses", partial(self._handle, "responses"))
         app.router.add_post("/v1/responses/compact", partial(self._handle, "compact"))
+        self._local = None if self.local is None else LocalServer(self.local)
+        if self._local is not None:
+            app.router.add_get("/v1/models", self._models)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -219,6 +238,10 @@ class OpenAIStub:
 
     # -- request handling (server thread) -------------------------------------------------
 
+    async def _models(self, request: web.Request) -> web.StreamResponse:
+        assert self._local is not None  # the route exists in local mode only
+        return web.json_response(self._local.models())
+
     async def _handle(self, route: Route, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         try:
@@ -249,6 +272,10 @@ class OpenAIStub:
             self._count(rejected=True)
             return refusal
         assert body is not None  # a missing body is refused above
+        local = self._local if route == "chat" else None
+        if local is not None and (refused := local.refusal(body)) is not None:
+            self._count(rejected=refused.status < 500, fault=_server_error(refused.status))
+            return refused
         await self._sleep(self.latency)
 
         outcome: str | Fault | None = self._next_fault()
@@ -259,6 +286,11 @@ class OpenAIStub:
         if outcome is None and route == "compact":
             self._count()
             return web.json_response(responses_api.compacted(body, serial))
+        if outcome is None and local is not None:
+            outcome = await local.generate(body, self._ask_hook, self._sleep)
+            if isinstance(outcome, Generated):
+                self._count()
+                return web.json_response(local.completion(body, outcome, serial))
         if outcome is None:
             outcome = await self._ask_hook(body)
             if isinstance(outcome, Fault) and outcome.kind == "hang":
