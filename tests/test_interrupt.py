@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from conftest import SMALL
 from openai_stub import Fault
 
@@ -171,9 +172,11 @@ def test_ctrl_c_during_llm_calls_logs_a_killed_run_and_a_rerun_resumes(openai_st
     assert finished.data.metrics["probes"] >= scheduled
 
 
-def test_ctrl_c_while_generating_sessions_logs_a_killed_run_with_no_probe(tmp_path):
+@pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
+def test_ctrl_c_while_generating_sessions_logs_a_killed_run_with_no_probe(tmp_path, sweep):
     """Offline, interrupted while the sessions are generated (the store is ready by then):
-    the run is logged as KILLED holding the config and no probe."""
+    the run is logged as KILLED holding the config and no probe. In a sweep, the sweep
+    stops there: its second job never starts."""
     from benchmark.tracking import prepare_store
 
     prepare_store(tmp_path / "mlruns", EXPERIMENT)
@@ -184,6 +187,8 @@ def test_ctrl_c_while_generating_sessions_logs_a_killed_run_with_no_probe(tmp_pa
         f"tracking.store_dir={tmp_path / 'mlruns'}",
         "tracking.run_name=generating",
     ]
+    if sweep:
+        args = ["-m", *args, "seed=0,1", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
     proc = start(args, tmp_path)
     # The first generated session is stored: the job is generating the next ones.
     wait_for(lambda: sessions.is_dir() and any(sessions.glob("*.json")), proc, "a session")
@@ -195,3 +200,4 @@ def test_ctrl_c_while_generating_sessions_logs_a_killed_run_with_no_probe(tmp_pa
     assert run.info.status == "KILLED"
     assert run.data.metrics["probes"] == 0
     assert run.data.params["transcript.sessions"] == "200"
+    assert run.data.params["seed"] == "0"
