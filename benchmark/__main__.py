@@ -6,17 +6,19 @@ With ``+audit=judge`` the job audits the judge instead (``benchmark.audit``).
 User errors (bad option, bad value, malformed transcript) end in one line on
 stderr and exit code 2, never a traceback. In a sweep (``-m``) a job's user error
 fails that job; Hydra reports it after the batch as the job's overrides plus the
-same one line, and exits 1.
+same one line, and exits 1. Ctrl-C ends the job (and a sweep) in one line with exit
+code 130, its run logged as KILLED with the probes finished so far (``benchmark.interrupt``).
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import hydra
 from hydra.errors import CompactHydraException, HydraException
@@ -25,6 +27,9 @@ from omegaconf import DictConfig
 from benchmark.errors import JobFailed, UserError
 
 if TYPE_CHECKING:
+    from benchmark.config import BenchmarkConfig
+    from benchmark.parts import Parts
+    from benchmark.results import JobResult
     from benchmark.tracking import SweepInfo
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
@@ -36,6 +41,9 @@ log = logging.getLogger("benchmark")
 def hydra_main(cfg: DictConfig) -> float | None:
     try:
         return run(cfg)
+    except KeyboardInterrupt as exc:  # Hydra passes it through: no Hydra frame reports it
+        # Not an exception Hydra stores per job either: a sweep stops here, in one line.
+        _interrupted(exc)
     except UserError as exc:
         if _in_sweep():
             # Not sys.exit: in a joblib worker or a submitit job that is a crash, not a
@@ -48,6 +56,17 @@ def hydra_main(cfg: DictConfig) -> float | None:
         if not _in_sweep():  # in a sweep the other jobs go on; this one is logged
             sys.exit(1)
         return None
+
+
+def _interrupted(exc: KeyboardInterrupt) -> NoReturn:
+    """Print the interrupt's one line (see ``benchmark.interrupt``) and exit 130."""
+    from benchmark import interrupt
+
+    message = exc.args[0] if isinstance(exc, interrupt.Stopped) else interrupt.line()
+    sys.stdout.flush()
+    print(message, file=sys.stderr, flush=True)
+    interrupt.exiting()
+    sys.exit(interrupt.EXIT_CODE)
 
 
 def _in_sweep() -> bool:
@@ -78,7 +97,6 @@ def run(cfg: DictConfig) -> float | None:
     from benchmark import config as config_mod
     from benchmark import scorecard
     from benchmark.parts import build_parts
-    from benchmark.pipeline import run_job
 
     resolved = config_mod.resolve(cfg)
     config = config_mod.validate(resolved)
@@ -92,24 +110,65 @@ def run(cfg: DictConfig) -> float | None:
 
         # Migrate a fresh store (or reach the server) before the work, not after it.
         prepare_tracking(config.tracking)
-    result = run_job(config, parts)
+    result = _run_job(config, resolved, parts)
     card = scorecard.render(result)
     metrics = result.metrics()
-    objectives = {"score_per_kilotoken": score_per_kilotoken(metrics)}
     if config.tracking.enabled:
-        from benchmark.tracking import log_job, store_uri
+        from benchmark.interrupt import LoggingInterrupted, Stopped
+        from benchmark.tracking import store_uri
 
-        run_id = log_job(
-            config,
-            resolved,
-            result,
-            card,
-            sweep=_sweep_info(),
-            extra_metrics={k: v for k, v in objectives.items() if v is not None},
-        )
+        try:
+            run_id = log_result(config, resolved, result, card)
+        except LoggingInterrupted as stop:
+            raise Stopped(
+                f"error: interrupted (Ctrl-C) while logging; run {stop.run_id} logged as "
+                f"KILLED in {store_uri(config.tracking)} with what was logged so far"
+            ) from None
         log.info("MLflow run %s in %s", run_id, store_uri(config.tracking))
     check_failures(result.failed_fraction, config.execution.fail_on_error, result.failure_cause())
     return objective_value(metrics, config.objective)
+
+
+def _run_job(config: BenchmarkConfig, resolved: dict[str, Any], parts: Parts) -> JobResult:
+    """``run_job``; on Ctrl-C, what was done is logged as a KILLED run and the interrupt
+    goes on as ``Stopped`` with its one line."""
+    from benchmark import interrupt
+    from benchmark.pipeline import run_job
+
+    try:
+        return run_job(config, parts)
+    except interrupt.JobInterrupted as stop:
+        partial = stop.result
+    where = "nothing was logged (tracking is disabled)"
+    if config.tracking.enabled:
+        from rich.console import Console
+
+        from benchmark.scorecard import render
+        from benchmark.tracking import store_uri
+
+        quiet = Console(file=io.StringIO(), width=160)  # the partial table goes to the run only
+        card = "INTERRUPTED (Ctrl-C): the probes finished before it\n" + render(partial, quiet)
+        run_id = log_result(config, resolved, partial, card)
+        where = f"run {run_id} logged as KILLED in {store_uri(config.tracking)}"
+    raise interrupt.Stopped(interrupt.line(partial, where)) from None
+
+
+def log_result(
+    config: BenchmarkConfig, resolved: dict[str, Any], result: JobResult, card: str
+) -> str:
+    """Log ``result`` as one MLflow run (KILLED when it was interrupted); returns its id."""
+    from benchmark.tracking import log_job
+
+    metrics = result.metrics()
+    objectives = {"score_per_kilotoken": score_per_kilotoken(metrics)}
+    return log_job(
+        config,
+        resolved,
+        result,
+        card,
+        sweep=_sweep_info(),
+        extra_metrics={k: v for k, v in objectives.items() if v is not None},
+    )
 
 
 def score_per_kilotoken(metrics: Mapping[str, float]) -> float | None:
@@ -178,6 +237,13 @@ def check_options(argv: list[str]) -> None:
 
 
 def main() -> None:
+    try:
+        _main()
+    except KeyboardInterrupt as exc:  # outside a job: composing, a sweep between jobs
+        _interrupted(exc)
+
+
+def _main() -> None:
     try:
         check_options(sys.argv[1:])
         check_output_overrides(sys.argv[1:])

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from benchmark import interrupt
 from benchmark.answerer.base import Answerer
 from benchmark.compaction import (
     CompactionConfig,
@@ -26,9 +27,11 @@ from benchmark.compaction import (
 from benchmark.config import BenchmarkConfig
 from benchmark.errors import UserError
 from benchmark.evaluation import ProbeScheduler, evaluate, failed_future
+from benchmark.interrupt import JobInterrupted
 from benchmark.judge.base import Judge
 from benchmark.judge.measured import not_measured
 from benchmark.llm import close_all
+from benchmark.llm.loop import cancel_all
 from benchmark.parts import Parts, build_parts
 from benchmark.policy.base import Policy
 from benchmark.probe.cache import load_or_generate
@@ -41,7 +44,7 @@ from benchmark.redaction import redactor_for
 from benchmark.results import JobResult, PointResult, ProbeResult
 from benchmark.survival import ContextFacts
 from benchmark.transcript.models import Message, Transcript
-from benchmark.transcript.sources import load_transcripts
+from benchmark.transcript.sources import LoadedTranscripts, load_transcripts
 
 log = logging.getLogger(__name__)
 
@@ -55,38 +58,63 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     collected in schedule order, so the outcome does not depend on timing.
     A probe repeated at a later point of its session is asked once; each probe
     records its facts' survival in the context, and with ``control=true`` its
-    answer and judgment from the uncompacted session too.
+    answer and judgment from the uncompacted session too. Ctrl-C cancels the calls in
+    flight and raises ``JobInterrupted`` holding the probes finished so far.
     """
     parts = parts or build_parts(config)
-    loaded = load_transcripts(config.transcript, redactor_for(config), config.cache_path)
-    transcripts = loaded.transcripts
-    points_of = _points(transcripts, config.compaction)
-    unmeasured = not_measured(config.rubric, parts.judge, parts.answerer)
-    scheduler = ProbeScheduler(
-        parts,
-        config.rubric,
-        config.execution.max_probes_in_flight,
-        rollup=config.rubric.without(unmeasured),
-    )
-    first_asked = FirstAsked()
-    arms = 2 if config.control else 1
-    pending: list[_Scheduled] = []
+    job = _Job(config, parts)
     try:
+        job.run()
+    except KeyboardInterrupt:
+        interrupt.arm_second("nothing was logged")  # a second Ctrl-C now ends at once
+        raise JobInterrupted(job.stop()) from None
+    finally:
+        close_all()
+    return job.result(job.points)
+
+
+class _Job:
+    """One job's state as it runs, so that Ctrl-C at any moment leaves what was done."""
+
+    def __init__(self, config: BenchmarkConfig, parts: Parts) -> None:
+        self.config = config
+        self.parts = parts
+        self.loaded: LoadedTranscripts | None = None
+        self.unmeasured = not_measured(config.rubric, parts.judge, parts.answerer)
+        self.first_asked = FirstAsked()
+        self.pending: list[_Scheduled] = []
+        self.points: list[PointResult] = []
+
+    def run(self) -> None:
+        config, parts = self.config, self.parts
+        self.loaded = load_transcripts(config.transcript, redactor_for(config), config.cache_path)
+        transcripts = self.loaded.transcripts
+        points_of = _points(transcripts, config.compaction)
+        scheduler = ProbeScheduler(
+            parts,
+            config.rubric,
+            config.execution.max_probes_in_flight,
+            rollup=config.rubric.without(self.unmeasured),
+        )
+        arms = 2 if config.control else 1
+        pending = self.pending
         with JobProgress(parts.ledger, config.execution.progress) as progress:
             for transcript, transcript_points in zip(transcripts, points_of, strict=True):
                 previous: tuple[CompactionPoint, list[Message]] | None = None
                 made = 0  # probes from this transcript, plus points skipped with a warning
                 for point in transcript_points:
                     probes, writer_error = _probes(config, transcript, point, parts)
-                    probes = first_asked(probes)
+                    probes = self.first_asked(probes)
                     made += len(probes) + (writer_error is not None)
                     progress.add(len(probes) * arms)
                     # The control arm: the same probes asked of the uncompacted session.
                     uncompacted = transcript.messages[: point.end]
-                    controls = [
-                        scheduler.submit(p, uncompacted, progress)
-                        for p in (probes if config.control else [])
-                    ]
+                    scheduled = _Scheduled(
+                        point, [], [], [], [], probe_writer_error=writer_error, probes=probes
+                    )
+                    pending.append(scheduled)  # from here on, Ctrl-C cancels what it holds
+                    for p in probes if config.control else []:
+                        scheduled.controls.append(scheduler.submit(p, uncompacted, progress))
                     try:
                         context = compact_point(config, transcript, point, parts.policy, previous)
                     except UserError:
@@ -100,54 +128,64 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
                             error,
                             len(probes),
                         )
-                        futures = [failed_future(p, error, progress) for p in probes]
-                        pending.append(
-                            _Scheduled(
-                                point,
-                                [],
-                                futures,
-                                controls,
-                                [None] * len(probes),
-                                compaction_error=error,
-                                probe_writer_error=writer_error,
-                            )
-                        )
+                        scheduled.compaction_error = error
+                        scheduled.compaction_tried = True
+                        scheduled.survival = [None] * len(probes)
+                        scheduled.futures = [failed_future(p, error, progress) for p in probes]
                         previous = None  # the next point compacts from the raw session
                         continue
                     facts = ContextFacts(context)
-                    survival = [facts.survival(p) for p in probes]
-                    futures = [scheduler.submit(p, context, progress) for p in probes]
-                    pending.append(
-                        _Scheduled(
-                            point,
-                            context,
-                            futures,
-                            controls,
-                            survival,
-                            probe_writer_error=writer_error,
-                        )
-                    )
+                    scheduled.context = context
+                    scheduled.survival = [facts.survival(p) for p in probes]
+                    scheduled.compaction_tried = True
+                    for p in probes:
+                        scheduled.futures.append(scheduler.submit(p, context, progress))
                     previous = (point, context)
                 _warn_no_probes(transcript, transcript_points, config, made)
-            points = [s.result(config) for s in pending]
-    finally:
-        close_all()
-    return JobResult(
-        policy=config.policy.name,
-        transcripts=[t.id for t in transcripts],
-        inputs=loaded.manifest,
-        rubric=config.rubric,
-        context_window=config.compaction.context_window,
-        not_measured=unmeasured,
-        points=points,
-        repeated_probes=first_asked.repeated,
-        usage={
-            **parts.ledger.metrics(),
-            **({"probes/dropped": parts.writer.dropped} if parts.writer else {}),
-        },
-        judge_records=[r for p in points for r in judge_records(p)],
-        calls=parts.ledger.calls(),
-    )
+            for s in pending:
+                self.points.append(s.result(config))
+
+    def stop(self) -> JobResult:
+        """After Ctrl-C: cancel the calls in flight and keep the probes that finished.
+
+        A probe counts as finished when its result (and its control arm's) was in
+        before the cancel; the rest are ``unfinished_probes``. A point that was not
+        compacted yet is left out (its probes are unfinished).
+        """
+        for s in self.pending:
+            for future in (*s.futures, *s.controls):
+                future.cancel()  # False once done: then its result stands
+        cancel_all()
+        points, unfinished = [], 0
+        for s in self.pending:
+            point, missing = s.partial(self.config)
+            unfinished += missing
+            if point is not None:
+                points.append(point)
+        return self.result(points, interrupted=True, unfinished=unfinished)
+
+    def result(
+        self, points: list[PointResult], interrupted: bool = False, unfinished: int = 0
+    ) -> JobResult:
+        parts, loaded = self.parts, self.loaded
+        return JobResult(
+            policy=self.config.policy.name,
+            transcripts=[t.id for t in loaded.transcripts] if loaded else [],
+            inputs=loaded.manifest if loaded else None,
+            rubric=self.config.rubric,
+            context_window=self.config.compaction.context_window,
+            not_measured=self.unmeasured,
+            points=points,
+            repeated_probes=self.first_asked.repeated,
+            usage={
+                **parts.ledger.metrics(),
+                **({"probes/dropped": parts.writer.dropped} if parts.writer else {}),
+            },
+            judge_records=[r for p in points for r in judge_records(p)],
+            calls=parts.ledger.calls(),
+            interrupted=interrupted,
+            unfinished_probes=unfinished,
+        )
 
 
 def _probes(
@@ -193,6 +231,8 @@ class _Scheduled:
     survival: list[float | None]
     compaction_error: str | None = None
     probe_writer_error: str | None = None
+    probes: list[Probe] = field(default_factory=list)
+    compaction_tried: bool = False  # compacted, or failed to: its token figures are settled
 
     def result(self, config: BenchmarkConfig) -> PointResult:
         controls = [c.result() for c in self.controls] or [None] * len(self.futures)
@@ -206,6 +246,29 @@ class _Scheduled:
                 "probe_writer_error": self.probe_writer_error,
             }
         )
+
+    def partial(self, config: BenchmarkConfig) -> tuple[PointResult | None, int]:
+        """After Ctrl-C (futures cancelled or done): the point with its finished probes,
+        and how many were not finished. None for a point interrupted before it compacted
+        (or failed to)."""
+        expected = len(self.probes)
+        if not self.compaction_tried:
+            return None, expected
+        controls: list[Future[ProbeResult] | None] = list(self.controls) or [None] * len(
+            self.futures
+        )
+        kept = [
+            (f, s, c)
+            for f, s, c in zip(self.futures, self.survival, controls, strict=False)
+            if _finished(f) and (c is None or _finished(c))
+        ]
+        done = replace(self, futures=[f for f, _, _ in kept], survival=[s for _, s, _ in kept])
+        done.controls = [c for _, _, c in kept if c is not None]
+        return done.result(config), expected - len(kept)
+
+
+def _finished(future: Future[ProbeResult]) -> bool:
+    return future.done() and not future.cancelled() and future.exception() is None
 
 
 def _points(transcripts: list[Transcript], config: CompactionConfig) -> list[list[CompactionPoint]]:

@@ -94,6 +94,12 @@ class JobResult(BaseModel):
     repeated_probes: int = Field(
         0, description="probes left out as repeats of one asked at an earlier point"
     )
+    interrupted: bool = Field(
+        False, description="the job was stopped by Ctrl-C: this holds what finished before"
+    )
+    unfinished_probes: int = Field(
+        0, description="probes scheduled but not finished when the job was interrupted"
+    )
 
     @property
     def rollup_rubric(self) -> Rubric:
@@ -219,6 +225,8 @@ class JobResult(BaseModel):
                 metrics.update({f"type/{ptype}/{d}": v for d, v in typed.dimensions.items()})
         metrics.update(self.panel_metrics())
         metrics["probes/repeated"] = self.repeated_probes
+        if self.interrupted:
+            metrics["probes/unfinished"] = self.unfinished_probes
         metrics.update(answerer_free_metrics(self.probe_results, self.rollup_rubric))
         return metrics
 

@@ -8,6 +8,7 @@ the pipeline can keep hundreds of probes in flight without a thread each.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import threading
 from collections.abc import Coroutine
@@ -51,3 +52,27 @@ def submit(coro: Coroutine[Any, Any, T]) -> Future[T]:
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on the loop and wait for its result."""
     return _Loop.run(coro)
+
+
+def cancel_all(timeout_s: float = 10.0) -> None:
+    """Cancel every task on the loop and wait (up to ``timeout_s``) until they have unwound.
+
+    After Ctrl-C the main thread stops waiting, but the calls it started (probes, a
+    summary, a probe writer's) still run on the loop; cancelling them closes their
+    requests, and completed calls are already in the reply cache. A loop never
+    started has nothing to cancel.
+    """
+    loop = _Loop._loop
+    if loop is None or loop.is_closed():
+        return
+
+    async def cancel() -> None:
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout_s)
+
+    # A task that ignores cancellation is left to the process's exit.
+    with contextlib.suppress(TimeoutError):
+        asyncio.run_coroutine_threadsafe(cancel(), loop).result(timeout_s + 1)

@@ -19,8 +19,10 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
+from benchmark import interrupt
 from benchmark.config import BenchmarkConfig, TrackingConfig
 from benchmark.errors import UserError
+from benchmark.interrupt import LoggingInterrupted
 from benchmark.redaction import redact_settings, scrub_setting
 from benchmark.results import JobResult
 from benchmark.tracking.artifacts import write_artifacts
@@ -157,7 +159,9 @@ def log_job(
     """One run: flattened config as params, scores as metrics, the rest as artifacts.
 
     A job of a Hydra multirun is tagged with its ``sweep`` (see ``sweep.py``) so the
-    runs of one sweep can be found, compared and reported together.
+    runs of one sweep can be found, compared and reported together. An interrupted
+    job's result (``result.interrupted``) ends its run as KILLED; Ctrl-C while logging
+    ends the run as KILLED too, with what was logged so far (``LoggingInterrupted``).
     """
     import mlflow
 
@@ -165,52 +169,83 @@ def log_job(
     clean = redact(resolved)
     run_name = scrub_setting(config.run_name)
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name) as run:
-        mlflow.set_tags(
-            {
-                "policy": config.policy.name,
-                "transcript": config.transcript.name,
-                "judge": config.judge.name,
-                "answerer": config.answerer.name,
-                "rubric": config.rubric.name,
-                **({"not_measured": ",".join(result.not_measured)} if result.not_measured else {}),
-                **sweep_tags(sweep),
-            }
-        )
-        mlflow.log_params(flatten(clean))
+        run_id = run.info.run_id
+        if result.interrupted:  # a second Ctrl-C leaves at once: say what it leaves
+            _arm_second(config, run_id)
+        try:
+            _log_run(config, clean, result, scorecard, sweep, extra_metrics)
+            if config.tracking.trace_llm and result.calls:
+                log_traces(result.calls, experiment_id, name=f"{run.info.run_name}: llm calls")
+        except KeyboardInterrupt:
+            _arm_second(config, run_id)
+            mlflow.end_run("KILLED")
+            raise LoggingInterrupted(run_id) from None
+        mlflow.end_run("KILLED" if result.interrupted else "FINISHED")
+        return run_id
+
+
+def _arm_second(config: BenchmarkConfig, run_id: str) -> None:
+    """What a second Ctrl-C while ``run_id`` is logged says it leaves behind."""
+    interrupt.arm_second(
+        f"run {run_id} in {store_uri(config.tracking)} is left RUNNING with what was logged so far"
+    )
+
+
+def _log_run(
+    config: BenchmarkConfig,
+    clean: dict[str, Any],
+    result: JobResult,
+    scorecard: str,
+    sweep: SweepInfo | None,
+    extra_metrics: dict[str, float] | None,
+) -> None:
+    """Everything of one run but its traces, into the active MLflow run."""
+    import mlflow
+
+    mlflow.set_tags(
+        {
+            "policy": config.policy.name,
+            "transcript": config.transcript.name,
+            "judge": config.judge.name,
+            "answerer": config.answerer.name,
+            "rubric": config.rubric.name,
+            **({"not_measured": ",".join(result.not_measured)} if result.not_measured else {}),
+            **({"interrupted": "true"} if result.interrupted else {}),
+            **sweep_tags(sweep),
+        }
+    )
+    mlflow.log_params(flatten(clean))
+    mlflow.log_metrics(
+        {
+            **result.metrics(),
+            **(manifest_metrics(result.inputs) if result.inputs else {}),
+            **(extra_metrics or {}),
+        }
+    )
+    if result.inputs is not None:
+        log_transcript_inputs(result.inputs)
+    for step, point in enumerate(result.points):
+        compacted = point.compaction_error is None  # a failed point kept no tokens to show
         mlflow.log_metrics(
             {
-                **result.metrics(),
-                **(manifest_metrics(result.inputs) if result.inputs else {}),
-                **(extra_metrics or {}),
-            }
+                "point/tokens_before": point.point.tokens_before,
+                **(
+                    {
+                        "point/tokens_after": point.tokens_after,
+                        "point/compression_ratio": point.compression_ratio,
+                    }
+                    if compacted
+                    else {}
+                ),
+            },
+            step=step,
         )
-        if result.inputs is not None:
-            log_transcript_inputs(result.inputs)
-        for step, point in enumerate(result.points):
-            compacted = point.compaction_error is None  # a failed point kept no tokens to show
-            mlflow.log_metrics(
-                {
-                    "point/tokens_before": point.point.tokens_before,
-                    **(
-                        {
-                            "point/tokens_after": point.tokens_after,
-                            "point/compression_ratio": point.compression_ratio,
-                        }
-                        if compacted
-                        else {}
-                    ),
-                },
-                step=step,
-            )
-        mlflow.log_table(_columns(result.rows()), artifact_file="results_table.json")
-        with tempfile.TemporaryDirectory() as tmp:
-            write_artifacts(result, clean, Path(tmp))
-            if scorecard:
-                (Path(tmp) / "scorecard.txt").write_text(scorecard)
-            mlflow.log_artifacts(tmp)
-        if config.tracking.trace_llm and result.calls:
-            log_traces(result.calls, experiment_id, name=f"{run.info.run_name}: llm calls")
-        return run.info.run_id
+    mlflow.log_table(_columns(result.rows()), artifact_file="results_table.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        write_artifacts(result, clean, Path(tmp))
+        if scorecard:
+            (Path(tmp) / "scorecard.txt").write_text(scorecard)
+        mlflow.log_artifacts(tmp)
 
 
 def sweep_tags(sweep: SweepInfo | None) -> dict[str, str]:
