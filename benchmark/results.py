@@ -265,6 +265,7 @@ class JobResult(BaseModel):
                         "answer": r.answer.text,
                         "score": r.score,
                         "failed": r.failed,
+                        "truncated": r.answer.truncated,
                         **{f"c/{c}": s for c, s in r.judgment.scores().items()},
                         **{f"d/{d}": s for d, s in self.dimension_scores(r).items()},
                         **member_columns(r.judgment),

@@ -59,17 +59,18 @@ def test_missing_key_fails_fast_naming_the_variable(openai_stub, monkeypatch):
     assert openai_stub.requests == []
 
 
-def test_json_schema_rejected_falls_back_to_json_object(openai_stub):
+def test_json_schema_rejected_falls_back_to_json_mode_with_the_schema(openai_stub):
     openai_stub.json_schema = "reject"
     openai_stub.reply = lambda body: '{"x": 3}'
     client = LLMClient(endpoint(openai_stub), "judge")
     completion, x = client.complete(
         [{"role": "user", "content": "q"}], schema=SCHEMA, parse=parse_x
     )
-    assert x == 3 and completion.response_format == "json_object"
+    assert x == 3 and completion.response_format == "json_object_schema"
     kinds = [r.body.get("response_format", {}).get("type") for r in openai_stub.requests]
     assert kinds == ["json_schema", "json_object"]
-    # The client remembers: the next call goes straight to json_object.
+    assert openai_stub.requests[-1].body["response_format"]["schema"] == SCHEMA
+    # The client remembers: the next call goes straight to JSON mode.
     client.complete([{"role": "user", "content": "q"}], schema=SCHEMA, parse=parse_x)
     assert openai_stub.requests[-1].body["response_format"]["type"] == "json_object"
 

@@ -24,6 +24,7 @@ class Answer(BaseModel):
     text: str = ""
     failed: bool = False
     error: str | None = None
+    truncated: bool = False  # the reply stopped at the answerer's max_tokens (used all the same)
 
 
 class Answerer(Protocol):

@@ -75,7 +75,7 @@ class LLMAnswerer:
             completion, _ = await self.client.acomplete(self.messages(request))
         except LLMError as exc:
             return Answer(failed=True, error=str(exc))
-        return Answer(text=completion.text.strip())
+        return Answer(text=completion.text.strip(), truncated=completion.truncated)
 
     async def _answer_items(self, request: AnswerRequest) -> Answer:
         foreign = sorted(
@@ -100,7 +100,7 @@ class LLMAnswerer:
             )
         except LLMError as exc:
             return Answer(failed=True, error=str(exc))
-        return Answer(text=completion.text.strip())
+        return Answer(text=completion.text.strip(), truncated=completion.truncated)
 
     def close(self) -> None:
         self.client.close()

@@ -4,9 +4,10 @@ Every request goes the same way (:meth:`LLMClient._exchange`): the response
 cache first; else a slot of the endpoint's concurrency limit, the call, the
 ledger and the cache. Around that, one retry loop (:mod:`benchmark.llm.retry`)
 retries transient failures and invalid replies alike; the SDK's own retries
-are off so every retry is counted. A server that rejects ``response_format``
-json_schema is asked again with json_object, then with no format; the client
-remembers what worked, and the cache remembers the refusal.
+are off so every retry is counted. A server that refuses the way a structured
+reply is asked for is asked one rung lower (:mod:`benchmark.llm.structured`);
+every client of the endpoint remembers it, and the cache remembers the refusal.
+A retry after an invalid reply is a repaired request, never the same one.
 
 Stages call the synchronous methods from any thread, or await the ``a``
 methods on the shared loop (:mod:`benchmark.llm.loop`).
@@ -21,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import openai
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from benchmark.llm.cache import ResponseCache, request_key
 from benchmark.llm.endpoint import Endpoint, StructuredOutput, normalise_base_url
@@ -42,13 +43,11 @@ from benchmark.llm.retry import (
     is_transient,
     retrying,
 )
+from benchmark.llm.structured import REFUSED, Repair, forget_ladders, ladder_of
 from benchmark.llm.usage import Usage, UsageLedger
 from benchmark.redaction import clip, environment_secrets, scrub
 
 T = TypeVar("T")
-_FORMATS: tuple[StructuredOutput, ...] = ("json_schema", "json_object", "none")
-# Cached marker of a server that refused a response_format (so a rerun does not ask).
-_REFUSED = "refused"
 Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
@@ -66,6 +65,12 @@ class Completion(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     response_format: StructuredOutput = "none"
+    finish_reason: str | None = Field(None, description="the server's; 'length': cut")
+
+    @property
+    def truncated(self) -> bool:
+        """The reply stopped at ``max_tokens``."""
+        return self.finish_reason == "length"
 
 
 _OPEN: set[LLMClient] = set()  # clients with an open pool, until closed
@@ -78,6 +83,7 @@ def close_all() -> None:
     for client in list(_OPEN):
         client.close()
     forget_all()
+    forget_ladders()
 
 
 class LLMClient:
@@ -99,7 +105,7 @@ class LLMClient:
         self._key_names = (endpoint.api_key_env,) if endpoint.api_key_env else ()
         # A reply that echoes a key it was sent (a hostile or broken server) is scrubbed.
         self._secrets = tuple(environment_secrets(self._key_names))
-        self._format: StructuredOutput = endpoint.structured_output
+        self._ladder = ladder_of(endpoint)  # shared by every client of this endpoint
         self._client: openai.AsyncOpenAI | None = None  # the Responses API
         self._transport: ChatTransport | None = None  # chat completions
         self._semaphore: asyncio.Semaphore | None = None  # see _slot
@@ -124,10 +130,13 @@ class LLMClient:
         schema: dict[str, Any] | None = None,
         parse: Callable[[str], T] | None = None,
     ) -> tuple[Completion, T | None]:
-        async def attempt(n: int) -> Completion:
-            return await self._chat(messages, schema, n)
+        window = getattr(self.endpoint, "context_window", None)
+        repair = Repair(messages, self.endpoint.max_tokens, window)
 
-        return await self._with_retries(attempt, parse)
+        async def attempt(n: int) -> Completion:
+            return await self._chat(repair, schema, n)
+
+        return await self._with_retries(attempt, parse, repair)
 
     def respond(self, instructions: str, items: list[dict[str, Any]]) -> Completion:
         """One Responses API turn over ``items`` (not stored server-side); the reply text."""
@@ -178,9 +187,15 @@ class LLMClient:
     # -- the request path -------------------------------------------------------------------
 
     async def _with_retries(
-        self, attempt: Callable[[int], Awaitable[Completion]], parse: Callable[[str], T] | None
+        self,
+        attempt: Callable[[int], Awaitable[Completion]],
+        parse: Callable[[str], T] | None,
+        repair: Repair | None = None,
     ) -> tuple[Completion, T | None]:
         """Run ``attempt(n)`` (n = invalid replies so far) until it gives a usable reply.
+
+        With ``parse``, a reply cut at ``max_tokens`` is invalid; ``repair`` then changes
+        the next request. Without, a cut reply is used and counted (``truncated``).
 
         The first try runs bare; only a transient failure builds the retry loop
         (it costs ~0.1 ms a call, which matters at hundreds of calls a second).
@@ -203,13 +218,19 @@ class LLMClient:
                     raise self._unreachable() from None
                 raise
             if parse is None:
+                if completion.truncated:
+                    self.ledger.record(self.role, truncated=1)
                 return completion, None
             try:
+                if completion.truncated:
+                    raise ValueError("reply cut at max_tokens (finish_reason: length)")
                 return completion, parse(completion.text)
             except ValueError as exc:
                 invalid += 1
                 self.ledger.record(self.role, Usage(failures=1))
                 text = clip(str(exc), 200, first_line=True, key_names=self._key_names)
+                if repair is not None:
+                    repair.after(completion, text)
                 raise InvalidReply(text) from None
 
         def count_retry(_: object) -> None:
@@ -244,34 +265,29 @@ class LLMClient:
         raise AssertionError("unreachable: tenacity re-raises the last error")
 
     async def _chat(
-        self, messages: list[dict[str, str]], schema: dict[str, Any] | None, attempt: int
+        self, repair: Repair, schema: dict[str, Any] | None, attempt: int
     ) -> Completion:
-        while True:
-            fmt = self._format if schema is not None else "none"
-            body: dict[str, Any] = {
-                "model": self.endpoint.model,
-                "messages": messages,
-                "temperature": self.endpoint.temperature,
-                "max_tokens": self.endpoint.max_tokens,
-            }
-            if fmt == "json_schema":
-                body["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {"name": "reply", "schema": schema, "strict": False},
-                }
-            elif fmt == "json_object":
-                body["response_format"] = {"type": "json_object"}
-            try:
-                value = await self._exchange("chat.completions", body, attempt, self._send_chat)
-            except openai.BadRequestError as exc:
-                if fmt == "none" or "response_format" not in str(exc):
-                    raise
-                self._refused(body)
-                value = {_REFUSED: True}
-            if value.get(_REFUSED):
-                self._format = _FORMATS[_FORMATS.index(fmt) + 1]
-                continue
-            return Completion(**value, response_format=fmt)
+        """One try of a chat call; a structured one at the endpoint's rung of the ladder."""
+        base: dict[str, Any] = {
+            "model": self.endpoint.model,
+            "messages": repair.messages,
+            "temperature": self.endpoint.temperature,
+            "max_tokens": repair.max_tokens,
+        }
+
+        async def exchange(body: dict[str, Any]) -> dict[str, Any]:
+            return await self._exchange("chat.completions", body, attempt, self._send_chat)
+
+        if schema is None:
+            return Completion(**await exchange(base))
+        value, fmt = await self._ladder.ask(
+            base,
+            schema,
+            exchange,
+            refused=lambda body: self._refused(body, attempt),
+            demoted=lambda: self.ledger.record(self.role, fallbacks=1),
+        )
+        return Completion(**value, response_format=fmt)
 
     async def _exchange(
         self, api: str, body: dict[str, Any], attempt: int, send: Send
@@ -279,12 +295,10 @@ class LLMClient:
         """One request: from the cache, or sent within the endpoint's concurrency limit."""
         key = None
         if self.cache is not None:
-            key = request_key(
-                api=api, model=self.endpoint.model, base_url=self.endpoint.base_url, body=body
-            )
+            key = self._cache_key(api, body)
             hit = self.cache.get(key, attempt)
             if hit is not None:
-                if not hit.get(_REFUSED):
+                if not hit.get(REFUSED):
                     self._record(api, body, time.time_ns(), hit, cached=True)
                 return hit
         async with self._slot():
@@ -319,15 +333,16 @@ class LLMClient:
             f"at {shown_url(self.endpoint.base_url)}: {self._reach.dead}"
         )
 
-    def _refused(self, body: dict[str, Any]) -> None:
+    def _refused(self, body: dict[str, Any], attempt: int) -> None:
+        """Remember in the cache that ``body`` was refused (a rerun steps down unasked)."""
         if self.cache is not None:
-            key = request_key(
-                api="chat.completions",
-                model=self.endpoint.model,
-                base_url=self.endpoint.base_url,
-                body=body,
-            )
-            self.cache.put(key, 0, {_REFUSED: True}, model=self.endpoint.model, role=self.role)
+            key, model = self._cache_key("chat.completions", body), self.endpoint.model
+            self.cache.put(key, attempt, {REFUSED: True}, model=model, role=self.role)
+
+    def _cache_key(self, api: str, body: dict[str, Any]) -> str:
+        return request_key(
+            api=api, model=self.endpoint.model, base_url=self.endpoint.base_url, body=body
+        )
 
     def _slot(self) -> asyncio.Semaphore:
         """The endpoint's concurrency limit, shared by every client of that endpoint."""
@@ -358,6 +373,7 @@ class LLMClient:
             "text": message.get("content") or "",
             "input_tokens": int(usage.get("prompt_tokens") or 0),
             "output_tokens": int(usage.get("completion_tokens") or 0),
+            "finish_reason": choices[0].get("finish_reason"),
         }
 
     async def _sdk(self) -> openai.AsyncOpenAI:

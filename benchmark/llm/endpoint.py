@@ -15,7 +15,15 @@ from pydantic_core import PydanticCustomError
 from benchmark.errors import UserError
 from benchmark.validators import NO_ECHO, http_url_problem
 
-StructuredOutput = Literal["json_schema", "json_object", "none"]
+# How a structured reply is asked for, best first (benchmark.llm.structured: the ladder).
+StructuredOutput = Literal[
+    "json_schema",  # OpenAI response_format json_schema (also vLLM, Ollama, recent llama.cpp)
+    "json_object_schema",  # JSON mode with the schema beside it (llama.cpp's server)
+    "guided_json",  # vLLM before 0.12: the schema as a top-level guided_json
+    "structured_outputs",  # vLLM 0.12 on: structured_outputs {"json": schema}
+    "json_object",  # JSON mode, no schema
+    "none",  # plain text, the schema in the system prompt
+]
 # Where an endpoint with no base_url goes (the SDK's default).
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -57,7 +65,9 @@ class Endpoint(BaseModel):
         32, gt=0, le=10_000, description="requests in flight at once to this endpoint (all roles)"
     )
     structured_output: StructuredOutput = Field(
-        "json_schema", description="best response_format the server supports; falls back"
+        "json_schema",
+        description="first rung of the structured-output ladder; a refusal steps down "
+        "(json_schema, json_object_schema, json_object, none)",
     )
 
     @field_validator("base_url")

@@ -25,6 +25,10 @@ class Usage(BaseModel):
     cache_hits: int = 0
     retries: int = 0
     failures: int = Field(0, description="failed requests and invalid replies")
+    fallbacks: int = Field(
+        0, description="steps down the structured-output ladder (benchmark.llm.structured)"
+    )
+    truncated: int = Field(0, description="plain replies used although cut at max_tokens")
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0

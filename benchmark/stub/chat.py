@@ -7,6 +7,11 @@ from typing import Any
 from benchmark.stub.responses import CREATED, count_words, last_user_text
 
 
+class Cut(str):
+    """A reply text the chat route serves with ``finish_reason: length`` (cut at max_tokens):
+    a reply hook returns ``Cut("...")`` to script a truncated reply."""
+
+
 def message_text(message: dict[str, Any]) -> str:
     """Text of a chat message whose content is a string or a list of typed parts."""
     content = message.get("content")
@@ -46,7 +51,7 @@ def completion(body: dict[str, Any], content: str, serial: int) -> dict[str, Any
                 "index": 0,
                 "message": {"role": "assistant", "content": content, "refusal": None},
                 "logprobs": None,
-                "finish_reason": "stop",
+                "finish_reason": "length" if isinstance(content, Cut) else "stop",
             }
         ],
         "usage": {

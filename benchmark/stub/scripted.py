@@ -60,19 +60,27 @@ def scripted_reply(body: dict[str, Any]) -> str:
     return GUESS
 
 
+def _payload(body: dict[str, Any]) -> dict[str, Any]:
+    """The last user message that is a JSON object (a repair after an invalid reply follows
+    it with a plain-text note)."""
+    for message in reversed(body.get("messages") or []):
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        try:
+            payload = json.loads(message["content"])
+        except (ValueError, TypeError, KeyError):
+            continue
+        if isinstance(payload, dict):
+            return payload
+    return {}
+
+
 def _criteria_asked(body: dict[str, Any]) -> str:
     """The criteria a rubric judge request lists (outside its data), as text."""
-    try:
-        payload = json.loads(body["messages"][-1]["content"])
-    except (ValueError, AttributeError, TypeError, KeyError, IndexError):
-        return ""
-    return json.dumps(payload.get("criteria", [])) if isinstance(payload, dict) else ""
+    return json.dumps(_payload(body).get("criteria", []))
 
 
 def request_data(body: dict[str, Any]) -> dict[str, Any]:
-    """The ``data`` object of a prompt whose last message is JSON (probe writer, summarizer)."""
-    try:
-        data = json.loads(body["messages"][-1]["content"]).get("data", {})
-    except (ValueError, AttributeError, TypeError, KeyError, IndexError):
-        return {}
+    """The ``data`` object of a prompt whose user message is JSON (probe writer, summarizer)."""
+    data = _payload(body).get("data", {})
     return data if isinstance(data, dict) else {}
