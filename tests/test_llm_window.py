@@ -76,7 +76,7 @@ def judge_request(context: list[Message], answer_words: int = 40) -> JudgeReques
     )
 
 
-def test_every_role_fits_a_small_window_and_counts_its_clips(openai_stub):
+def test_every_role_fits_a_small_window_and_counts_its_clips(openai_stub, caplog):
     openai_stub.reply = scripted_reply
     window = 3000
     ledger = UsageLedger()
@@ -104,6 +104,8 @@ def test_every_role_fits_a_small_window_and_counts_its_clips(openai_stub):
     for role in ("answerer", "judge", "summarizer", "probe_writer"):
         assert m[f"llm/{role}/clipped"] == 1 and m[f"llm/{role}/clipped_tokens"] > 1000
         assert m[f"llm/{role}/too_long"] == 0
+    told = [r.getMessage() for r in caplog.records if r.name == "benchmark.llm.window"]
+    assert len(told) == 4 and all("context_window=3000" in line for line in told)
     # The writer showed only the newest messages; its evidence indices are absolute.
     (candidate,) = written.candidates
     (evidence,) = candidate.evidence

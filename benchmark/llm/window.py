@@ -25,6 +25,7 @@ An endpoint with no ``context_window`` (the default) keeps the role's
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -43,6 +44,8 @@ WINDOW_MARGIN_TOKENS = 256
 _REPLY_PRIMING = 3
 # Tries at shrinking the context before falling back to none (each try re-renders).
 _FIT_TRIES = 8
+
+log = logging.getLogger(__name__)
 
 C = TypeVar("C")  # a rendered context
 R = TypeVar("R")  # a request (chat messages, Responses API items)
@@ -78,6 +81,7 @@ class Window:
         self.endpoint = endpoint
         self.role = role
         self.ledger = ledger
+        self._told = False  # the first clip is logged, the rest only counted
 
     def fit(
         self,
@@ -124,6 +128,17 @@ class Window:
 
     def _clipped(self, request: R, lost: int) -> R:
         self.ledger.record(self.role, clipped=1, clipped_tokens=max(0, lost))
+        if not self._told:
+            self._told = True
+            log.warning(
+                "%s: contexts are clipped to fit endpoint '%s' context_window=%d with "
+                "max_tokens=%d (counted in llm/%s/clipped)",
+                self.role,
+                self.endpoint.name,
+                self.endpoint.context_window,
+                self.endpoint.max_tokens,
+                self.role,
+            )
         return request
 
     def _too_long(self, least: int, room: int) -> str:
