@@ -205,8 +205,13 @@ class LLMProbeWriter:
             "temperature": self.endpoint.temperature,
             "max_region_tokens": self.max_region_tokens,
             "prompt": PROMPT_VERSION,
-            # A window clips the region shown; listed only when set (older keys stay valid).
-            **({"context_window": w} if (w := self.endpoint.context_window) else {}),
+            # A window (less the reply) clips the region shown; listed only when set, so
+            # the keys of writers without one stay valid.
+            **(
+                {"context_window": w, "max_tokens": self.endpoint.max_tokens}
+                if (w := self.endpoint.context_window)
+                else {}
+            ),
         }
 
     def write(
