@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from benchmark import tokens
 from benchmark.answerer.base import Answer, AnswerRequest
 from benchmark.judge.prompts import (
     ANSWERER_ITEMS_SYSTEM,
@@ -32,6 +33,7 @@ from benchmark.llm.cache import ResponseCache
 from benchmark.llm.items import provider_of, to_items
 from benchmark.llm.loop import run
 from benchmark.llm.stage import connect, token_budget
+from benchmark.llm.window import Window
 from benchmark.transcript.models import Message
 
 
@@ -47,23 +49,35 @@ class LLMAnswerer:
     ) -> None:
         token_budget("max_context_tokens", max_context_tokens)
         self.endpoint, self.ledger, self.client = connect(endpoint, "answerer", ledger, cache)
+        self.window = Window(self.endpoint, "answerer", self.ledger)
         self.max_context_tokens = max_context_tokens
         self.provider = provider_of(self.endpoint)
 
     def messages(self, request: AnswerRequest) -> list[dict[str, str]]:
-        """The exact chat messages sent for ``request`` (a context with no encrypted item)."""
-        context = render_context(request.context, self.max_context_tokens)
-        return answerer_messages(request.question, context)
+        """The exact chat messages sent for ``request`` (a context with no encrypted item):
+        as much of the context as ``max_context_tokens`` and the endpoint's window allow."""
+        return self.window.fit(
+            self.max_context_tokens,
+            lambda budget: render_context(request.context, budget),
+            lambda context: answerer_messages(request.question, context),
+        )
 
     def input_items(self, request: AnswerRequest) -> list[dict[str, Any]]:
         """The exact Responses API input sent for a context holding an encrypted item.
 
-        The newest messages within ``max_context_tokens`` (whole messages, never
-        starting on a tool result), then the question.
+        The newest messages within ``max_context_tokens`` and the endpoint's window
+        (whole messages, never starting on a tool result), then the question. An
+        encrypted item is counted by its message's ``tokens``: only its provider
+        can count it exactly.
         """
-        context = recent(request.context, self.max_context_tokens)
         question = {"type": "message", "role": "user", "content": question_text(request.question)}
-        return [*to_items(context), question]
+        kept = self.window.fit(
+            self.max_context_tokens,
+            lambda budget: recent(request.context, budget),
+            lambda context: context,
+            measure=lambda context: _items_tokens(context, question["content"]),
+        )
+        return [*to_items(kept), question]
 
     def answer(self, request: AnswerRequest) -> Answer:
         return run(self.aanswer(request))
@@ -104,6 +118,13 @@ class LLMAnswerer:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _items_tokens(context: Sequence[Message], question: str) -> int:
+    """Prompt tokens of the Responses API request: instructions, messages, question."""
+    framing = (len(context) + 2) * tokens.MESSAGE_OVERHEAD
+    texts = [ANSWERER_ITEMS_SYSTEM, question]
+    return sum(m.tokens for m in context) + sum(map(tokens.count, texts)) + framing
 
 
 def recent(messages: Sequence[Message], max_tokens: int) -> list[Message]:

@@ -25,6 +25,7 @@ from benchmark.llm import Endpoint, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.loop import run
 from benchmark.llm.stage import connect, token_budget
+from benchmark.llm.window import Window
 from benchmark.redaction import clip
 
 JudgeMode = Literal["rubric", "2_1_0"]
@@ -163,6 +164,7 @@ class LLMJudge:
             raise ValueError(f"judge mode must be 'rubric' or '2_1_0', got {mode!r}")
         token_budget("max_context_tokens", max_context_tokens)
         self.endpoint, self.ledger, self.client = connect(endpoint, "judge", ledger, cache)
+        self.window = Window(self.endpoint, "judge", self.ledger)
         self.mode: JudgeMode = mode
         self.max_context_tokens = max_context_tokens
         if mode == "2_1_0":
@@ -175,9 +177,8 @@ class LLMJudge:
         """The judgment, with its ``record`` (input messages, every raw reply, scores)."""
         criteria = self._criteria(request)
         raw: list[str] = []
+        messages: list[dict[str, str]] = []
         if self.mode == "rubric":
-            context = prompts.render_context(request.compacted_context, self.max_context_tokens)
-            messages = prompts.rubric_messages(request, context, criteria)
             schema = rubric_schema(criteria, request.scale_max)
 
             def parse(text: str) -> list[CriterionResult]:
@@ -185,7 +186,6 @@ class LLMJudge:
                 return parse_rubric(text, criteria, request.scale_max)
 
         else:
-            messages = prompts.verdict_messages(request)
             schema = VERDICT_SCHEMA
 
             def parse(text: str) -> list[CriterionResult]:
@@ -193,12 +193,27 @@ class LLMJudge:
                 return parse_verdict(text, request.scale_max)
 
         try:
+            messages = self.messages(request, criteria, schema)
             _, results = await self.client.acomplete(messages, schema=schema, parse=parse)
         except LLMError as exc:
             judgment = Judgment(failed=True, error=str(exc))
         else:
             judgment = Judgment(results=results or [])
         return judgment.model_copy(update={"record": self._record(messages, raw, judgment)})
+
+    def messages(
+        self, request: JudgeRequest, criteria: Sequence[str], schema: dict[str, Any]
+    ) -> list[dict[str, str]]:
+        """The exact chat messages sent: the rubric prompt with as much of the context as
+        ``max_context_tokens`` and the endpoint's window allow (newest part kept)."""
+        if self.mode == "2_1_0":
+            return self.window.check(prompts.verdict_messages(request), schema=schema)
+        return self.window.fit(
+            self.max_context_tokens,
+            lambda budget: prompts.render_context(request.compacted_context, budget),
+            lambda context: prompts.rubric_messages(request, context, criteria),
+            schema=schema,
+        )
 
     def _criteria(self, request: JudgeRequest) -> list[str]:
         if request.scale_max <= 0:

@@ -274,16 +274,29 @@ _RENDERED_MAX = 8
 _RENDERED_LOCK = threading.Lock()
 
 
+# The labelled blocks of the last few contexts and their token counts: a context fitted
+# into an endpoint's window is rendered at a different budget for each request.
+_BLOCKS: dict[tuple[int, ...], tuple[tuple[Message, ...], list[str], list[str], list[int]]] = {}
+
+
 def render_context(messages: Sequence[Message], max_tokens: int) -> str:
     """:func:`render_messages`, memoized on the identity of the (frozen) messages,
     because tokenizing a 60K-token context costs tens of ms per call."""
     kept = tuple(messages)
-    key = (tuple(map(id, kept)), max_tokens)
+    ids = tuple(map(id, kept))
+    key = (ids, max_tokens)
     with _RENDERED_LOCK:
         hit = _RENDERED.get(key)
+        blocks = _BLOCKS.get(ids)
     if hit is not None:  # the stored tuple keeps the objects alive, so ids are theirs
         return hit[1]
-    text = render_messages(kept, max_tokens)
+    if blocks is None:
+        blocks = (kept, *_blocks(kept))
+        with _RENDERED_LOCK:
+            if len(_BLOCKS) >= _RENDERED_MAX:
+                _BLOCKS.pop(next(iter(_BLOCKS)))
+            _BLOCKS[ids] = blocks
+    text = _assemble(*blocks[1:], max_tokens)
     with _RENDERED_LOCK:
         if len(_RENDERED) >= _RENDERED_MAX:
             _RENDERED.pop(next(iter(_RENDERED)))
@@ -301,12 +314,22 @@ def render_messages(messages: Sequence[Message], max_tokens: int) -> str:
     an agent resumes from, so clipping drops from the front; a message cut in
     the middle keeps its end. The result never exceeds ``max_tokens`` tokens.
     """
-    if max_tokens <= 0:
-        return ""
+    return _assemble(*_blocks(messages), max_tokens)
+
+
+def _blocks(messages: Sequence[Message]) -> tuple[list[str], list[str], list[int]]:
+    """Each message's label, escaped body, and the token count of its block."""
     labels = [_label(m) for m in messages]
     bodies = [escape_labels(m.render()) for m in messages]
     blocks = [f"{label}\n{body}" for label, body in zip(labels, bodies, strict=True)]
-    counts = tokens.count_many(blocks) if blocks else []
+    return labels, bodies, tokens.count_many(blocks) if blocks else []
+
+
+def _assemble(labels: list[str], bodies: list[str], counts: list[int], max_tokens: int) -> str:
+    """The newest blocks within ``max_tokens`` (see :func:`render_messages`)."""
+    if max_tokens <= 0:
+        return ""
+    blocks = [f"{label}\n{body}" for label, body in zip(labels, bodies, strict=True)]
     kept: list[str] = []
     used = 0
     for i in reversed(range(len(blocks))):

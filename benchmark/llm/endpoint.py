@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from benchmark.errors import UserError
@@ -69,6 +69,23 @@ class Endpoint(BaseModel):
         description="first rung of the structured-output ladder; a refusal steps down "
         "(json_schema, json_object_schema, json_object, none)",
     )
+    context_window: int | None = Field(
+        None,
+        gt=0,
+        le=100_000_000,
+        description="the server's window in tokens (prompt + reply); requests are fitted "
+        "into it with a margin (benchmark.llm.window); None = unknown, not fitted",
+    )
+
+    @model_validator(mode="after")
+    def _room_in_window(self) -> Endpoint:
+        if self.context_window is not None and self.max_tokens >= self.context_window:
+            raise PydanticCustomError(
+                NO_ECHO,
+                f"max_tokens ({self.max_tokens}) leaves no room for a prompt in "
+                f"context_window ({self.context_window})",
+            )
+        return self
 
     @field_validator("base_url")
     @classmethod

@@ -32,6 +32,9 @@ class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    clipped: int = Field(0, description="requests whose context was cut to fit context_window")
+    clipped_tokens: int = Field(0, description="prompt tokens those cuts removed")
+    too_long: int = Field(0, description="requests not sent: over context_window with no context")
 
     def add(self, other: Usage) -> None:
         for name in type(self).model_fields:

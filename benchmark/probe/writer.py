@@ -23,6 +23,7 @@ from benchmark.judge.llm import extract_json
 from benchmark.llm import Endpoint, UsageLedger
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.stage import connect, token_budget
+from benchmark.llm.window import Window, chat_tokens
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import to_probe
@@ -37,6 +38,8 @@ from benchmark.probe.writer_prompts import (
 from benchmark.transcript.models import Message, Transcript
 
 ROLE = "probe_writer"
+# A message shown to the writer under a tight window gets at least this many tokens.
+_MIN_SHOWN_TOKENS = 64
 _FACT_KINDS: frozenset[str] = frozenset(get_args(FactKind))
 
 
@@ -188,6 +191,7 @@ class LLMProbeWriter:
     ) -> None:
         token_budget("max_region_tokens", max_region_tokens)
         self.endpoint, self.ledger, self.client = connect(endpoint, ROLE, ledger, cache)
+        self.window = Window(self.endpoint, ROLE, self.ledger)
         self.max_region_tokens = max_region_tokens
         self.dropped = 0
         self.records: list[dict[str, Any]] = []
@@ -201,6 +205,13 @@ class LLMProbeWriter:
             "temperature": self.endpoint.temperature,
             "max_region_tokens": self.max_region_tokens,
             "prompt": PROMPT_VERSION,
+            # A window (less the reply) clips the region shown; listed only when set, so
+            # the keys of writers without one stay valid.
+            **(
+                {"context_window": w, "max_tokens": self.endpoint.max_tokens}
+                if (w := self.endpoint.context_window)
+                else {}
+            ),
         }
 
     def write(
@@ -214,16 +225,23 @@ class LLMProbeWriter:
         ordered = [t for t in PROBE_TYPES if t in types]
         if not region or not ordered or per_type <= 0:
             return WriterResult()
-        shown = render_region(region, self.max_region_tokens)
-        messages = writer_messages(shown, ordered, per_type)
+        schema = reply_schema(ordered)
+        messages, start = self.window.fit(
+            self.max_region_tokens,
+            lambda budget: _newest(region, budget, self.max_region_tokens),
+            lambda shown: (writer_messages(shown[1], ordered, per_type), shown[0]),
+            schema=schema,
+            measure=lambda request: chat_tokens(request[0]),
+        )
         raw: list[str] = []
 
         def parse(text: str) -> list[Any]:
             raw.append(text)
             return parse_reply(text)
 
-        _, items = self.client.complete(messages, schema=reply_schema(ordered), parse=parse)
-        result = check(items or [], [m.render() for m in region], region_offset, ordered, per_type)
+        _, items = self.client.complete(messages, schema=schema, parse=parse)
+        texts = [m.render() for m in region[start:]]
+        result = check(items or [], texts, region_offset + start, ordered, per_type)
         self.add_dropped(result.dropped)
         with self._lock:
             self.records.append(
@@ -245,6 +263,19 @@ class LLMProbeWriter:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _newest(region: Sequence[Message], budget: int, cap: int) -> tuple[int, list[dict[str, Any]]]:
+    """(first message shown, the rendered messages) within ``budget`` tokens.
+
+    Within ``max_region_tokens`` (``cap``) every message is shown, cut to a common
+    length. A tighter budget (the endpoint's window) shows only the newest messages
+    that get ``_MIN_SHOWN_TOKENS`` each: a window cannot hold hundreds of stubs.
+    """
+    start = 0
+    if budget < cap:
+        start = max(0, len(region) - max(1, budget // _MIN_SHOWN_TOKENS))
+    return start, render_region(region[start:], budget)
 
 
 def write_probes(

@@ -18,6 +18,7 @@ from benchmark.judge.prompts import render_context
 from benchmark.llm import Endpoint, EndpointUnreachable, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.stage import connect, token_budget
+from benchmark.llm.window import Window
 from benchmark.summarizer import prompts
 from benchmark.summarizer.base import SummaryRequest
 
@@ -25,8 +26,9 @@ from benchmark.summarizer.base import SummaryRequest
 class LLMSummarizer:
     """Sectioned summaries from an LLM; a missing key fails at construction.
 
-    ``max_region_tokens`` bounds the rendered region sent (the most recent
-    part is kept, as the newest work matters most to resuming). A reply that
+    ``max_region_tokens`` and the endpoint's ``context_window`` bound the
+    rendered region sent (the most recent part is kept, as the newest work
+    matters most to resuming). A reply that
     is empty or has none of the requested headings is asked for again; a
     reply longer than ``max_tokens`` is clipped to it, so the policy's
     budget holds whatever the model does.
@@ -41,13 +43,20 @@ class LLMSummarizer:
     ) -> None:
         token_budget("max_region_tokens", max_region_tokens)
         self.endpoint, self.ledger, self.client = connect(endpoint, "summarizer", ledger, cache)
+        self.window = Window(self.endpoint, "summarizer", self.ledger)
         self.max_region_tokens = max_region_tokens
 
     def messages(self, request: SummaryRequest) -> list[dict[str, str]]:
-        """The exact chat messages sent for ``request``."""
-        region = render_context(request.region, self.max_region_tokens)
-        return prompts.messages(
-            region, request.sections, request.max_tokens, request.previous_summary
+        """The exact chat messages sent for ``request``: as much of the region (newest
+        part kept) as ``max_region_tokens`` and the endpoint's window allow. The length
+        asked for is the policy's, or the endpoint's ``max_tokens`` when that is less."""
+        length = min(request.max_tokens, self.endpoint.max_tokens)
+        return self.window.fit(
+            self.max_region_tokens,
+            lambda budget: render_context(request.region, budget),
+            lambda region: prompts.messages(
+                region, request.sections, length, request.previous_summary
+            ),
         )
 
     def summarize(self, request: SummaryRequest) -> str:
