@@ -77,6 +77,7 @@ def run(cfg: DictConfig) -> float | None:
     """Validate, run, log, print. Returns the configured objective (what a sweeper optimizes)."""
     from benchmark import config as config_mod
     from benchmark import scorecard
+    from benchmark.llm.preflight import preflight
     from benchmark.parts import build_parts
     from benchmark.pipeline import run_job
 
@@ -87,6 +88,7 @@ def run(cfg: DictConfig) -> float | None:
 
         return run_audit(config, resolved, sweep=_sweep_info())
     parts = build_parts(config)  # a missing key or bad option fails here, before any work
+    preflight(parts)  # so does an unreachable endpoint or a misnamed model (one line)
     if config.tracking.enabled:
         from benchmark.tracking import prepare_tracking
 

@@ -12,7 +12,8 @@ Scripting, from any other thread:
 * ``stub.faults = FaultMix(rate=0.2, seed=0)`` injects seeded random faults (queued ones first);
 * ``stub.json_schema = "reject"`` mimics local servers that refuse structured output;
 * ``stub.require_key = "sk-test"`` enforces a bearer token;
-* ``stub.latency = 0.05`` delays every call (a timer each: thousands in flight cost no CPU).
+* ``stub.latency = 0.05`` delays every call (a timer each: thousands in flight cost no CPU);
+* ``stub.models = ["m"]`` makes ``GET /v1/models`` list them (None: a 404, no listing).
 
 ``POST /v1/responses/compact`` needs no hook: it returns the input's user messages and one
 compaction item whose content :func:`decrypt` reads back (faults apply to it too).
@@ -82,6 +83,7 @@ class OpenAIStub:
     json_schema: Literal["accept", "reject"] = "accept"
     require_key: str | None = None
     latency: float = 0.0
+    models: list[str] | None = None
     faults: FaultMix | None = None
     host: str = "127.0.0.1"
     bind_port: int = 0
@@ -127,6 +129,17 @@ class OpenAIStub:
         """Highest number of requests in flight at once; proves the server really overlaps."""
         with self._lock:
             return self._max_in_flight
+
+    def open_connections(self) -> int:
+        """Client connections open now (a keep-alive one too; a dropped one is gone)."""
+        if self._loop is None or self._runner is None or self._runner.server is None:
+            return 0
+        server = self._runner.server
+
+        async def count() -> int:
+            return sum(handler.transport is not None for handler in server.connections)
+
+        return asyncio.run_coroutine_threadsafe(count(), self._loop).result(timeout=10)
 
     @property
     def port(self) -> int:
@@ -182,6 +195,7 @@ class OpenAIStub:
         app.router.add_post("/v1/chat/completions", partial(self._handle, "chat"))
         app.router.add_post("/v1/responses", partial(self._handle, "responses"))
         app.router.add_post("/v1/responses/compact", partial(self._handle, "compact"))
+        app.router.add_get("/v1/models", self._models)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -218,6 +232,12 @@ class OpenAIStub:
             self._sleepers.discard(waiter)
 
     # -- request handling (server thread) -------------------------------------------------
+
+    async def _models(self, request: web.Request) -> web.StreamResponse:
+        if self.models is None:
+            raise web.HTTPNotFound()
+        data = [{"id": m, "object": "model", "owned_by": "stub"} for m in self.models]
+        return web.json_response({"object": "list", "data": data})
 
     async def _handle(self, route: Route, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
