@@ -96,6 +96,7 @@ def run(cfg: DictConfig) -> float | None:
     """Validate, run, log, print. Returns the configured objective (what a sweeper optimizes)."""
     from benchmark import config as config_mod
     from benchmark import scorecard
+    from benchmark.llm.preflight import preflight
     from benchmark.parts import build_parts
 
     resolved = config_mod.resolve(cfg)
@@ -105,6 +106,7 @@ def run(cfg: DictConfig) -> float | None:
 
         return run_audit(config, resolved, sweep=_sweep_info())
     parts = build_parts(config)  # a missing key or bad option fails here, before any work
+    preflight(parts)  # so does an unreachable endpoint or a misnamed model (one line)
     if config.tracking.enabled:
         from benchmark.tracking import prepare_tracking
 

@@ -360,7 +360,10 @@ class LLMClient:
         """Chat completions over the lean transport (:mod:`benchmark.llm.http`)."""
         if self._transport is None:
             self._transport = ChatTransport(
-                self.endpoint.base_url, self._key, self.endpoint.timeout_s
+                self.endpoint.base_url,
+                self._key,
+                self.endpoint.timeout_s,
+                self.endpoint.connect_timeout_s,
             )
             _OPEN.add(self)
         reply = json.loads(await self._transport.post(body))
@@ -381,7 +384,9 @@ class LLMClient:
             self._client = openai.AsyncOpenAI(
                 api_key=self._key,
                 base_url=self.endpoint.base_url,
-                timeout=self.endpoint.timeout_s,
+                timeout=openai.Timeout(
+                    self.endpoint.timeout_s, connect=self.endpoint.connect_timeout_s
+                ),
                 max_retries=0,  # retries are ours (counted, bounded, Retry-After aware)
                 http_client=openai.DefaultAioHttpClient(),
             )

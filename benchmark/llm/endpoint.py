@@ -48,7 +48,20 @@ class Endpoint(BaseModel):
     max_tokens: int = Field(1024, gt=0, le=10_000_000)
     price_input_per_1m: float = Field(0.0, ge=0, description="USD per 1M input tokens")
     price_output_per_1m: float = Field(0.0, ge=0, description="USD per 1M output tokens")
-    timeout_s: float = Field(120.0, gt=0, le=86_400, description="per request")
+    timeout_s: float = Field(
+        120.0,
+        gt=0,
+        le=86_400,
+        description="read timeout: longest wait for the reply once sent (queue time aside)",
+    )
+    connect_timeout_s: float = Field(
+        10.0, gt=0, le=3600, description="longest wait to open a connection (DNS, TCP, TLS)"
+    )
+    preflight: bool = Field(
+        True,
+        description="check the server before any work (GET /models, a 1-token completion); "
+        "false: no check at all",
+    )
     max_retries: int = Field(
         4,
         ge=0,

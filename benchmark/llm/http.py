@@ -39,14 +39,16 @@ _STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
 class ChatTransport:
     """POST ``/chat/completions`` on one endpoint; one connection pool, opened on first use."""
 
-    def __init__(self, base_url: str | None, api_key: str, timeout_s: float) -> None:
+    def __init__(
+        self, base_url: str | None, api_key: str, timeout_s: float, connect_timeout_s: float = 10.0
+    ) -> None:
         self.url = normalise_base_url(base_url) + "/chat/completions"
         self.headers = {
             "Authorization": f"Bearer {api_key}",
             "Content-Type": "application/json",
             "Accept": "application/json",
         }
-        self.timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self.timeout = request_timeout(timeout_s, connect_timeout_s)
         self._session: aiohttp.ClientSession | None = None
 
     async def post(self, body: dict[str, Any]) -> bytes:
@@ -59,12 +61,19 @@ class ChatTransport:
             )
         try:
             payload = json.dumps(body, ensure_ascii=False).encode()
-            async with self._session.post(self.url, data=payload) as response:
+            # A request abandoned before its headers (timeout, cancelled job) closes its
+            # connection inside aiohttp; one abandoned while its body is read, here.
+            response = await self._session.post(self.url, data=payload)
+            try:
                 raw = await response.read()  # bytes: json.loads needs no charset sniffing
-                if response.status >= 400:
-                    text = raw.decode("utf-8", "replace")
-                    raise _status_error(self.url, response.status, dict(response.headers), text)
-                return raw
+            except BaseException:
+                response.close()  # never back to the pool: the server stops generating
+                raise
+            response.release()
+            if response.status >= 400:
+                text = raw.decode("utf-8", "replace")
+                raise _status_error(self.url, response.status, dict(response.headers), text)
+            return raw
         except (TimeoutError, asyncio.TimeoutError):
             raise openai.APITimeoutError(request=httpx.Request("POST", self.url)) from None
         except aiohttp.ClientError as exc:
@@ -77,6 +86,13 @@ class ChatTransport:
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
+
+
+def request_timeout(read_s: float, connect_s: float) -> aiohttp.ClientTimeout:
+    """No total: the clock starts once a connection is open (a request waiting for a slot
+    of ``max_concurrency`` is not sent yet); ``read_s`` bounds each wait for reply bytes,
+    which for an unstreamed completion is the whole generation, as httpx's read timeout."""
+    return aiohttp.ClientTimeout(total=None, connect=connect_s, sock_read=read_s)
 
 
 def _status_error(url: str, status: int, headers: dict[str, str], text: str) -> openai.APIError:

@@ -15,6 +15,8 @@ Scripting, from any other thread:
 * ``stub.latency = 0.05`` delays every call (a timer each: thousands in flight cost no CPU);
 * ``OpenAIStub(local=LocalMode())`` behaves like a llama.cpp-class server with a small model
   (:mod:`benchmark.stub.local`; set before start): read what it saw with :meth:`local_stats`.
+* ``stub.models = ["m"]`` makes ``GET /v1/models`` list them (None: a 404, no listing; the
+  local mode lists its own model).
 
 ``POST /v1/responses/compact`` needs no hook: it returns the input's user messages and one
 compaction item whose content :func:`decrypt` reads back (faults apply to it too).
@@ -90,6 +92,7 @@ class OpenAIStub:
     json_schema: Literal["accept", "reject"] = "accept"
     require_key: str | None = None
     latency: float = 0.0
+    models: list[str] | None = None
     faults: FaultMix | None = None
     host: str = "127.0.0.1"
     bind_port: int = 0
@@ -143,6 +146,17 @@ class OpenAIStub:
         """Highest number of requests in flight at once; proves the server really overlaps."""
         with self._lock:
             return self._max_in_flight
+
+    def open_connections(self) -> int:
+        """Client connections open now (a keep-alive one too; a dropped one is gone)."""
+        if self._loop is None or self._runner is None or self._runner.server is None:
+            return 0
+        server = self._runner.server
+
+        async def count() -> int:
+            return sum(handler.transport is not None for handler in server.connections)
+
+        return asyncio.run_coroutine_threadsafe(count(), self._loop).result(timeout=10)
 
     @property
     def port(self) -> int:
@@ -199,8 +213,7 @@ class OpenAIStub:
         app.router.add_post("/v1/responses", partial(self._handle, "responses"))
         app.router.add_post("/v1/responses/compact", partial(self._handle, "compact"))
         self._local = None if self.local is None else LocalServer(self.local)
-        if self._local is not None:
-            app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/v1/models", self._models)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -239,8 +252,12 @@ class OpenAIStub:
     # -- request handling (server thread) -------------------------------------------------
 
     async def _models(self, request: web.Request) -> web.StreamResponse:
-        assert self._local is not None  # the route exists in local mode only
-        return web.json_response(self._local.models())
+        if self._local is not None:
+            return web.json_response(self._local.models())
+        if self.models is None:
+            raise web.HTTPNotFound()
+        data = [{"id": m, "object": "model", "owned_by": "stub"} for m in self.models]
+        return web.json_response({"object": "list", "data": data})
 
     async def _handle(self, route: Route, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
