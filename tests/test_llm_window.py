@@ -16,7 +16,8 @@ from benchmark.judge import prompts
 from benchmark.judge.base import JudgeRequest
 from benchmark.judge.llm import LLMJudge, rubric_schema
 from benchmark.llm import UsageLedger
-from benchmark.llm.window import chat_tokens, padded, prompt_room
+from benchmark.llm.budget import chat_tokens, padded
+from benchmark.llm.window import prompt_room
 from benchmark.parts import build_parts
 from benchmark.pipeline import run_job
 from benchmark.policy.summarizing import REGENERATIVE_SECTIONS

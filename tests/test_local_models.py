@@ -97,19 +97,11 @@ def test_each_local_setup_runs_to_the_end_with_the_run_logged_and_failures_count
     assert local_job.stats.max_busy <= 1  # one at a time (0: every request was refused)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="needs context_window fitting on endpoints (issue 15, i15-window)",
-)
 def test_no_request_exceeds_the_declared_window(local_job):
     assert local_job.stats.served > 0
     assert local_job.stats.over_window == 0
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="needs repair retries after invalid replies (issue 15, i15-ladder)",
-)
 def test_no_identical_request_is_sent_twice_after_an_invalid_reply(local_job):
     assert local_job.stats.resent_after_invalid == 0
     # The same from the recorded bodies: no body repeats right after itself.
@@ -117,10 +109,6 @@ def test_no_identical_request_is_sent_twice_after_an_invalid_reply(local_job):
     assert not any(a == b for a, b in zip(bodies, bodies[1:], strict=False))
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="needs the schema in JSON mode and fitting requests (issue 15, i15-ladder, i15-window)",
-)
 def test_with_the_schema_attached_the_small_model_is_scored(local_job):
     metrics = local_job.metrics
     if local_job.setup == "judge=local answerer=local":

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import openai
 
+from benchmark.llm.budget import room_for_reply
 from benchmark.llm.endpoint import Endpoint, StructuredOutput, normalise_base_url
 from benchmark.redaction import clip
 
@@ -218,15 +219,23 @@ class Repair:
             f"Reply again, in full, in exactly the format asked for (retry {self.tries})."
         )
         echo = clip(reply.text, REPAIR_ECHO_CHARS) or "(empty reply)"
-        self.messages = [
+        repaired = [
             *self.original,
             {"role": "assistant", "content": echo},
             {"role": "user", "content": note},
         ]
+        if self.context_window is not None:
+            # The repair adds tokens: within the window it takes up to half the reply's room,
+            # and past that the bad reply is left out and only the reason is sent.
+            if room_for_reply(self.context_window, repaired, 0) < self.max_tokens // 2:
+                repaired = [*self.original, {"role": "user", "content": note}]
+            room = room_for_reply(self.context_window, repaired, 0)
+            self.max_tokens = max(1, min(self.max_tokens, room))
+        self.messages = repaired
 
     def _raised(self, prompt_tokens: int) -> int:
         wanted = self.max_tokens * RAISE_FACTOR
         if self.context_window is None:
             return wanted
-        room = self.context_window - prompt_tokens if prompt_tokens > 0 else self.context_window
-        return min(wanted, room)
+        # The server's count of the prompt, or ours with the margin, whichever is larger.
+        return min(wanted, room_for_reply(self.context_window, self.messages, prompt_tokens))

@@ -27,21 +27,17 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from benchmark import tokens
+from benchmark.llm.budget import WINDOW_MARGIN_RATIO, WINDOW_MARGIN_TOKENS, chat_tokens
 from benchmark.llm.client import LLMError
 from benchmark.llm.usage import UsageLedger
 
 if TYPE_CHECKING:
     from benchmark.llm.endpoint import Endpoint
 
-# The safety margin for tokenizer and chat-template differences (see the module).
-WINDOW_MARGIN_RATIO = 0.15
-WINDOW_MARGIN_TOKENS = 256
-# The chat format's priming of the reply (``<|start|>assistant<|message|>``).
-_REPLY_PRIMING = 3
 # Tries at shrinking the context before falling back to none (each try re-renders).
 _FIT_TRIES = 8
 
@@ -53,17 +49,6 @@ R = TypeVar("R")  # a request (chat messages, Responses API items)
 
 class TooLongForWindow(LLMError):
     """The request does not fit the endpoint's window even with no context: never sent."""
-
-
-def chat_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
-    """cl100k tokens of a chat request as the server sees its prompt (text plus framing)."""
-    texts = [str(m.get("content") or "") for m in messages]
-    return sum(tokens.count_many(texts)) + len(texts) * tokens.MESSAGE_OVERHEAD + _REPLY_PRIMING
-
-
-def padded(prompt_tokens: int) -> int:
-    """What ``prompt_tokens`` cl100k tokens may count on the server, with the margin."""
-    return math.ceil(prompt_tokens * (1 + WINDOW_MARGIN_RATIO)) + WINDOW_MARGIN_TOKENS
 
 
 def prompt_room(endpoint: Endpoint) -> int | None:

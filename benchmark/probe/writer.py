@@ -21,9 +21,10 @@ from benchmark.components import instantiate_target
 from benchmark.errors import UserError
 from benchmark.judge.llm import extract_json
 from benchmark.llm import Endpoint, UsageLedger
+from benchmark.llm.budget import chat_tokens
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.stage import connect, token_budget
-from benchmark.llm.window import Window, chat_tokens
+from benchmark.llm.window import Window
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import to_probe
