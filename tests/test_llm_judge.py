@@ -342,7 +342,7 @@ def test_option_defaults(monkeypatch):
     assert claude.base_url == "https://api.anthropic.com/v1/"
     assert claude.api_key_env == "ANTHROPIC_API_KEY"
     local = OmegaConf.to_container(compose_config(["judge=local"]).judge.endpoint, resolve=True)
-    assert local["api_key_env"] is None and local["structured_output"] == "json_object"
+    assert local["api_key_env"] is None and local["structured_output"] == "json_schema"
     assert local["base_url"] == "http://localhost:8000/v1"
     monkeypatch.setenv("LOCAL_LLM_BASE_URL", "http://127.0.0.1:11434/v1")
     local = OmegaConf.to_container(compose_config(["judge=local"]).judge.endpoint, resolve=True)
