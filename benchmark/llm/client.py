@@ -22,10 +22,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import openai
-from pydantic import BaseModel, Field
 
 from benchmark.llm.cache import ResponseCache, request_key
-from benchmark.llm.endpoint import Endpoint, StructuredOutput, normalise_base_url
+from benchmark.llm.completion import Completion
+from benchmark.llm.endpoint import Endpoint, normalise_base_url
 from benchmark.llm.http import ChatTransport
 from benchmark.llm.loop import _Loop
 from benchmark.llm.reach import (
@@ -58,19 +58,6 @@ class LLMError(Exception):
 class EndpointUnreachable(LLMError):
     """No connection can be made to the endpoint (refused, DNS, unusable URL): every
     call on it fails at once with this message, which names the endpoint and base_url."""
-
-
-class Completion(BaseModel):
-    text: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    response_format: StructuredOutput = "none"
-    finish_reason: str | None = Field(None, description="the server's; 'length': cut")
-
-    @property
-    def truncated(self) -> bool:
-        """The reply stopped at ``max_tokens``."""
-        return self.finish_reason == "length"
 
 
 _OPEN: set[LLMClient] = set()  # clients with an open pool, until closed

@@ -39,7 +39,7 @@ from benchmark.llm.endpoint import Endpoint, StructuredOutput, normalise_base_ur
 from benchmark.redaction import clip
 
 if TYPE_CHECKING:
-    from benchmark.llm.client import Completion
+    from benchmark.llm.completion import Completion
 
 # One rung down from each (None: the bottom).
 LOWER: dict[str, StructuredOutput | None] = {
