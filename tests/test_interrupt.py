@@ -34,6 +34,7 @@ def llm_job(stub, tmp_path: Path, name: str) -> list[str]:
             f"{stage}.endpoint.base_url={stub.base_url}",
             f"{stage}.endpoint.max_concurrency=64",
             f"{stage}.endpoint.backoff_initial_s=0.01",
+            f"++{stage}.endpoint.preflight=false",  # every request the stub counts is the job's
         ]
     return [
         *[o for o in SMALL if o not in ("tracking=disabled", "cache.dir=null")],

@@ -41,7 +41,7 @@ def test_too_many_failures_exit_1_after_logging(openai_stub, tmp_path):
             *SMALL_CLI,
             "judge=gpt4o",
             f"judge.endpoint.base_url={openai_stub.base_url}",
-            "+judge.endpoint.preflight=false",
+            "++judge.endpoint.preflight=false",
             "judge.endpoint.max_retries=1",
             "judge.endpoint.backoff_initial_s=0.01",
             "probe.per_type=1",
@@ -107,7 +107,7 @@ def llm_stages(base_url: str) -> list[str]:
     overrides = ["answerer=gpt4o", "judge=gpt4o"]
     for stage in ("answerer", "judge"):
         overrides += [f"{stage}.endpoint.{key}={value}" for key, value in settings.items()]
-        overrides.append(f"+{stage}.endpoint.preflight=false")  # requests counted: the job's
+        overrides.append(f"++{stage}.endpoint.preflight=false")  # requests counted: the job's
     return overrides
 
 

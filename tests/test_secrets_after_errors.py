@@ -182,7 +182,7 @@ def workdir(tmp_path_factory) -> Path:
                     "judge=gpt4o",
                     f"judge.endpoint.base_url={stub.base_url}",
                     "judge.endpoint.api_key_env=BENCHJUDGE",
-                    "+judge.endpoint.preflight=false",  # the queued faults are the job's
+                    "++judge.endpoint.preflight=false",  # the queued faults are the job's
                     "judge.endpoint.max_retries=0",
                     "judge.endpoint.timeout_s=5",
                 ],

@@ -32,7 +32,7 @@ def refused_url() -> str:
 
 
 def endpoint_overrides(stage: str, base_url: str) -> list[str]:
-    return [f"{stage}.endpoint.base_url={base_url}", f"+{stage}.endpoint.preflight=false"] + [
+    return [f"{stage}.endpoint.base_url={base_url}", f"++{stage}.endpoint.preflight=false"] + [
         f"{stage}.endpoint.{k}={v}" for k, v in FAST.items()
     ]
 
@@ -190,7 +190,7 @@ def test_a_refused_judge_ends_with_one_line_naming_its_base_url(tmp_path):
             *SMALL_CLI,
             "judge=gpt4o",
             f"judge.endpoint.base_url={url}",
-            "+judge.endpoint.preflight=false",  # the job's own fail-fast (test_llm_preflight)
+            "++judge.endpoint.preflight=false",  # the job's own fail-fast (test_llm_preflight)
             "judge.endpoint.max_retries=4",
             "judge.endpoint.backoff_initial_s=0.01",
             "probe.per_type=2",
