@@ -372,12 +372,9 @@ def run_point(
     probes = load_or_generate(transcript, point, config.probe, config.cache_path, writer=writer)
     before = (previous.point, previous.context) if previous is not None else None
     context = compact_point(config, transcript, point, policy, before)
-    results = [evaluate(probe, context, answerer, judge, config.rubric) for probe in probes]
-    return point_result(config, point, context, results)
     rollup = config.rubric.without(not_measured(config.rubric, judge, answerer))
     results = [evaluate(probe, context, answerer, judge, config.rubric, rollup) for probe in probes]
-    tokens_after = sum(m.tokens for m in context)
-    return PointResult(point=point, tokens_after=tokens_after, context=context, probes=results)
+    return point_result(config, point, context, results)
 
 
 def compact(policy: Policy, parts: Segments) -> list[Message]:
