@@ -19,6 +19,7 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, TypeVar
 
 import openai
@@ -27,6 +28,7 @@ from benchmark.llm.cache import ResponseCache, request_key
 from benchmark.llm.completion import Completion
 from benchmark.llm.endpoint import Endpoint, normalise_base_url
 from benchmark.llm.http import ChatTransport
+from benchmark.llm.items import response_usage
 from benchmark.llm.loop import _Loop
 from benchmark.llm.reach import (
     CONNECT_TRIES,
@@ -141,7 +143,7 @@ class LLMClient:
 
         async def send(body: dict[str, Any]) -> dict[str, Any]:
             reply = await (await self._sdk()).responses.create(**body)
-            return {"text": reply.output_text, **_response_usage(reply)}
+            return {"text": reply.output_text, **response_usage(reply)}
 
         async def attempt(n: int) -> Completion:
             value = await self._exchange("responses", body, n, send)
@@ -163,7 +165,7 @@ class LLMClient:
             reply = await (await self._sdk()).responses.compact(**body)
             output = [item.model_dump(exclude_none=True, warnings=False) for item in reply.output]
             text = json.dumps(output, ensure_ascii=False, sort_keys=True)
-            return {"text": text, **_response_usage(reply)}
+            return {"text": text, **response_usage(reply)}
 
         async def attempt(n: int) -> Completion:
             return Completion(**await self._exchange("responses.compact", body, n, send))
@@ -281,12 +283,13 @@ class LLMClient:
     ) -> dict[str, Any]:
         """One request: from the cache, or sent within the endpoint's concurrency limit."""
         key = None
+        account = partial(self.ledger.account, self.role, self.endpoint, api, body)
         if self.cache is not None:
             key = self._cache_key(api, body)
             hit = self.cache.get(key, attempt)
             if hit is not None:
                 if not hit.get(REFUSED):
-                    self._record(api, body, time.time_ns(), hit, cached=True)
+                    account(time.time_ns(), hit, cached=True)
                 return hit
         async with self._slot():
             if self._reach.dead is not None:  # known unreachable: no call, no wait
@@ -296,20 +299,20 @@ class LLMClient:
                 value = await send(body)
             except openai.APIStatusError as exc:  # the server answered: it is reachable
                 self._reach.reached = True
-                self._record(api, body, start, None, error=_describe(exc, self._key_names))
+                account(start, None, error=_describe(exc, self._key_names))
                 raise
             except openai.APIError as exc:
-                self._record(api, body, start, None, error=_describe(exc, self._key_names))
+                account(start, None, error=_describe(exc, self._key_names))
                 raise
             except (ValueError, TypeError, AttributeError) as exc:  # an unreadable 200 reply
-                self._record(api, body, start, None, error=_describe(exc, self._key_names))
+                account(start, None, error=_describe(exc, self._key_names))
                 text = scrub(f"{type(exc).__name__}: {exc}", self._key_names)
                 raise MalformedReply(text) from None
         self._reach.reached = True
         text = value.get("text")
         if isinstance(text, str) and any(s in text for s in self._secrets):
             value = {**value, "text": scrub(text, self._key_names)}
-        self._record(api, body, start, value)
+        account(start, value)
         if key is not None and self.cache is not None:
             self.cache.put(key, attempt, value, model=self.endpoint.model, role=self.role)
         return value
@@ -380,19 +383,6 @@ class LLMClient:
             _OPEN.add(self)
         return self._client
 
-    def _record(
-        self,
-        api: str,
-        body: dict[str, Any],
-        start_ns: int,
-        value: dict[str, Any] | None,
-        error: str | None = None,
-        cached: bool = False,
-    ) -> None:
-        self.ledger.account(
-            self.role, self.endpoint, api, body, start_ns, value, error=error, cached=cached
-        )
-
     def close(self) -> None:
         _OPEN.discard(self)
         if self._client is not None:
@@ -401,15 +391,6 @@ class LLMClient:
         if self._transport is not None:
             transport, self._transport = self._transport, None
             _Loop.run(transport.close())
-
-
-def _response_usage(reply: Any) -> dict[str, int]:
-    """Input and output tokens of a Responses API reply; 0 when the server sent no usage."""
-    usage = getattr(reply, "usage", None)
-    return {
-        "input_tokens": getattr(usage, "input_tokens", 0) or 0,
-        "output_tokens": getattr(usage, "output_tokens", 0) or 0,
-    }
 
 
 def _describe(exc: BaseException, key_names: tuple[str, ...] = ()) -> str:

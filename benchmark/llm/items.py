@@ -122,3 +122,12 @@ def _text(content: Any) -> str:
             if isinstance(part, dict) and isinstance(part.get("text"), str)
         )
     return ""
+
+
+def response_usage(reply: Any) -> dict[str, int]:
+    """Input and output tokens of a Responses API reply; 0 when the server sent no usage."""
+    usage = getattr(reply, "usage", None)
+    return {
+        "input_tokens": getattr(usage, "input_tokens", 0) or 0,
+        "output_tokens": getattr(usage, "output_tokens", 0) or 0,
+    }
