@@ -44,12 +44,9 @@ from benchmark.stub.faults import (
     FaultKind,
     FaultMix,
     StubStats,
-    error_body,
-    error_type,
 )
 from benchmark.stub.local import Generated, LocalMode, LocalServer, LocalStats
-
-Route = Literal["chat", "responses", "compact"]
+from benchmark.stub.refusals import Route, fault_response, refuse
 
 ReplyHook = Callable[[dict[str, Any]], "str | Fault | Awaitable[str | Fault]"]
 
@@ -284,7 +281,7 @@ class OpenAIStub:
     async def _respond(
         self, request: web.Request, body: dict[str, Any] | None, serial: int, route: Route
     ) -> web.StreamResponse:
-        refusal = self._refusal(request, body, route)
+        refusal = refuse(request, body, route, self.require_key, self.json_schema)
         if refusal is not None:
             self._count(rejected=True)
             return refusal
@@ -316,53 +313,11 @@ class OpenAIStub:
                 outcome = default_reply(body)
         if isinstance(outcome, Fault):
             self._count(fault=outcome)
-            return self._fault_response(outcome, body, serial, route)
+            return fault_response(outcome, body, serial, route)
         self._count()
         if route == "responses":
             return web.json_response(responses_api.response(body, outcome, serial))
         return web.json_response(completion(body, outcome, serial))
-
-    def _refusal(
-        self, request: web.Request, body: dict[str, Any] | None, route: Route
-    ) -> web.StreamResponse | None:
-        """The 4xx a real server would answer before doing any work, if any."""
-        if self.require_key is not None:
-            sent = request.headers.get("Authorization", "")
-            if sent != f"Bearer {self.require_key}":
-                return web.json_response(
-                    error_body(
-                        "Incorrect API key provided.",
-                        "invalid_request_error",
-                        None,
-                        "invalid_api_key",
-                    ),
-                    status=401,
-                )
-        if body is None:
-            return web.json_response(
-                error_body("Request body must be a JSON object.", "invalid_request_error"),
-                status=400,
-            )
-        problem = responses_api.input_problem(body) if route != "chat" else None
-        if problem is not None:
-            return web.json_response(
-                error_body(problem, "invalid_request_error", "input"), status=400
-            )
-        fmt = body.get("response_format")
-        if (
-            self.json_schema == "reject"
-            and isinstance(fmt, dict)
-            and fmt.get("type") == "json_schema"
-        ):
-            return web.json_response(
-                error_body(
-                    "response_format json_schema is not supported",
-                    "invalid_request_error",
-                    "response_format",
-                ),
-                status=400,
-            )
-        return None
 
     def _next_fault(self) -> Fault | None:
         """A queued fault if any (no draw then), else the fault mix's next draw."""
@@ -398,29 +353,3 @@ class OpenAIStub:
         if not isinstance(result, (str, Fault)):
             raise TypeError(f"reply hook returned {type(result).__name__}, not str or Fault")
         return result
-
-    def _fault_response(
-        self, fault: Fault, body: dict[str, Any], serial: int, route: Route
-    ) -> web.StreamResponse:
-        if fault.kind == "malformed":
-            return web.Response(
-                status=200,
-                text='{"id": "chatcmpl-broken", "choices": [',
-                content_type="application/json",
-            )
-        if fault.kind == "empty_choices" and route == "compact":
-            return web.json_response({**responses_api.compacted(body, serial), "output": []})
-        if fault.kind == "empty_choices" and route == "responses":
-            return web.json_response(responses_api.response(body, None, serial))
-        if fault.kind == "empty_choices":
-            payload = completion(body, "", serial)
-            payload["choices"] = []
-            return web.json_response(payload)
-        type_, code = error_type(fault.status_code)
-        message = fault.message or f"stub fault: HTTP {fault.status_code}"
-        headers = {}
-        if fault.retry_after is not None:
-            headers["Retry-After"] = f"{fault.retry_after:g}"
-        return web.json_response(
-            error_body(message, type_, None, code), status=fault.status_code, headers=headers
-        )
