@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from benchmark.transcript.synthetic import outputs
+import benchmark.transcript.synthetic.outputs as outputs
 from benchmark.transcript.synthetic.project import Project
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from benchmark.transcript.synthetic import outputs
-from benchmark.transcript.synthetic import scenarios as sc
+import benchmark.transcript.synthetic.outputs as outputs
+import benchmark.transcript.synthetic.scenarios as sc
 from benchmark.transcript.synthetic.bug_helpers import cli_frames, declarations
 from benchmark.transcript.synthetic.project import Func, Project
 from benchmark.transcript.synthetic.testgen import call_args, snake

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from benchmark.transcript.synthetic import outputs
-from benchmark.transcript.synthetic import scenarios as sc
+import benchmark.transcript.synthetic.outputs as outputs
+import benchmark.transcript.synthetic.scenarios as sc
 from benchmark.transcript.synthetic.bug_helpers import cli_frames, declarations, new_value
 from benchmark.transcript.synthetic.project import Project
 

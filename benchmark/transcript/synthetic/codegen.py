@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import random
 
-from benchmark.transcript.synthetic import code_app, code_domain, code_infra
+import benchmark.transcript.synthetic.code_app as code_app
+import benchmark.transcript.synthetic.code_domain as code_domain
+import benchmark.transcript.synthetic.code_infra as code_infra
+import benchmark.transcript.synthetic.docs as docs
+import benchmark.transcript.synthetic.testgen as testgen
 from benchmark.transcript.synthetic.project import Func, Project, SourceFile
 from benchmark.transcript.synthetic.writer import Writer
 
 
 def build_file(project: Project, path: str, rng: random.Random) -> SourceFile:
-    from benchmark.transcript.synthetic import docs, testgen
-
     if path.endswith("__init__.py"):
         return _package_init(project, path)
     if path.startswith("tests/"):

@@ -7,7 +7,9 @@ decision with rationale and rejected alternatives, and checklist updates."""
 
 from __future__ import annotations
 
-from benchmark.transcript.synthetic import outputs, steps, topics
+import benchmark.transcript.synthetic.outputs as outputs
+import benchmark.transcript.synthetic.steps as steps
+import benchmark.transcript.synthetic.topics as topics
 from benchmark.transcript.synthetic.feature_model import Feature
 from benchmark.transcript.synthetic.scenarios import Scenario, failed_test
 from benchmark.transcript.synthetic.session import Session, Task

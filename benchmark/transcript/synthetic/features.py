@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from benchmark.transcript.synthetic import features_api, features_http, features_infra
+import benchmark.transcript.synthetic.features_api as features_api
+import benchmark.transcript.synthetic.features_http as features_http
+import benchmark.transcript.synthetic.features_infra as features_infra
 from benchmark.transcript.synthetic.feature_model import Feature
 from benchmark.transcript.synthetic.project import Project
 

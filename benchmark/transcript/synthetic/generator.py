@@ -14,19 +14,18 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import benchmark.transcript.synthetic.bugs_calls as bugs_calls
+import benchmark.transcript.synthetic.bugs_config as bugs_config
+import benchmark.transcript.synthetic.bugs_db as bugs_db
+import benchmark.transcript.synthetic.bugs_tools as bugs_tools
+import benchmark.transcript.synthetic.episodes as episodes
+import benchmark.transcript.synthetic.outputs as outputs
+import benchmark.transcript.synthetic.reviews as reviews
+import benchmark.transcript.synthetic.steps as steps
+import benchmark.transcript.synthetic.upgrades as upgrades
 from benchmark.transcript.models import PlantedFact, Transcript
-from benchmark.transcript.synthetic import (
-    bugs_calls,
-    bugs_config,
-    bugs_db,
-    bugs_tools,
-    episodes,
-    outputs,
-    reviews,
-    steps,
-    upgrades,
-)
 from benchmark.transcript.synthetic.bug_text import STORIES
+from benchmark.transcript.synthetic.codegen import build_file
 from benchmark.transcript.synthetic.deps import PINS, Pin
 from benchmark.transcript.synthetic.feature_model import title as feature_title
 from benchmark.transcript.synthetic.features import FEATURES
@@ -256,7 +255,7 @@ def _bug(s: Session, step: Step, goal: Task | None) -> bool:
 def generate(seed: int, target_tokens: int, transcript_id: str | None = None) -> Transcript:
     """A synthetic session of at least ``target_tokens`` tokens (cl100k), deterministic by seed."""
     rng = random.Random(seed)
-    project = make_project(seed)
+    project = make_project(seed, build_file)
     plan = _plan(project, rng, target_tokens)
     session = Session(project=project, rng=rng, target=target_tokens)
     session.commits = _history(project, rng)

@@ -9,6 +9,7 @@ during the session change the stored text, and later reads show them.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from benchmark.transcript.synthetic.deps import Pin
@@ -74,6 +75,7 @@ class Project:
     python: str
     developer: str
     workers: int
+    build: FileBuilder  # writes a file's first content; injected so this module stays at the bottom
     files: dict[str, SourceFile] = field(default_factory=dict)
     planned: list[str] = field(default_factory=list)  # every path that exists at the start
     pins: list[Pin] = field(default_factory=list)  # breaking upgrades the session will meet
@@ -107,10 +109,8 @@ class Project:
     def file(self, path: str) -> SourceFile:
         """The file at ``path``, generated on first use."""
         if path not in self.files:
-            from benchmark.transcript.synthetic.codegen import build_file
-
             rng = random.Random(f"{self.seed}:{path}")
-            self.files[path] = build_file(self, path, rng)
+            self.files[path] = self.build(self, path, rng)
         return self.files[path]
 
     def exists(self, path: str) -> bool:
@@ -154,7 +154,11 @@ EXTRA_FILES = (
 )
 
 
-def make_project(seed: int) -> Project:
+FileBuilder = Callable[[Project, str, random.Random], SourceFile]
+
+
+def make_project(seed: int, build: FileBuilder) -> Project:
+    """The project for ``seed``; ``build`` generates each planned file when first opened."""
     rng = random.Random(seed)
     theme = THEMES[rng.randrange(len(THEMES))]
     pkg = theme.packages[rng.randrange(len(theme.packages))]
@@ -169,6 +173,7 @@ def make_project(seed: int) -> Project:
         python=PYTHON_VERSIONS[rng.randrange(len(PYTHON_VERSIONS))],
         developer=DEVELOPERS[rng.randrange(len(DEVELOPERS))],
         workers=rng.choice((2, 4, 6, 8)),
+        build=build,
     )
     paths = list(EXTRA_FILES)
     paths.append(f"src/{pkg}/__init__.py")

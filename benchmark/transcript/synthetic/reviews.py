@@ -7,7 +7,8 @@ ends with concrete observations and, sometimes, a follow-up task.
 
 from __future__ import annotations
 
-from benchmark.transcript.synthetic import steps, topics
+import benchmark.transcript.synthetic.steps as steps
+import benchmark.transcript.synthetic.topics as topics
 from benchmark.transcript.synthetic.episodes import intro
 from benchmark.transcript.synthetic.project import Func, SourceFile
 from benchmark.transcript.synthetic.session import Session, Task

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmark.transcript.synthetic import outputs
+import benchmark.transcript.synthetic.outputs as outputs
 from benchmark.transcript.synthetic.bug_helpers import cli_output, sibling_of
 from benchmark.transcript.synthetic.bug_text import STORIES
 from benchmark.transcript.synthetic.outputs import TestFailure

@@ -13,8 +13,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+import benchmark.transcript.synthetic.outputs as outputs
+import benchmark.transcript.synthetic.topics as topics
 from benchmark.transcript.models import FunctionCall, Message, ToolCall
-from benchmark.transcript.synthetic import outputs, topics
 from benchmark.transcript.synthetic.project import Project, SourceFile
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from benchmark.transcript.synthetic import outputs, topics
+import benchmark.transcript.synthetic.outputs as outputs
+import benchmark.transcript.synthetic.topics as topics
 from benchmark.transcript.synthetic.scenarios import Problem, append_edit
 from benchmark.transcript.synthetic.session import Session, Task
 

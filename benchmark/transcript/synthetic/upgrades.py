@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from benchmark.transcript.synthetic import outputs, steps, topics
+import benchmark.transcript.synthetic.outputs as outputs
+import benchmark.transcript.synthetic.steps as steps
+import benchmark.transcript.synthetic.topics as topics
 from benchmark.transcript.synthetic.bug_text import STORIES
 from benchmark.transcript.synthetic.deps import Pin
 from benchmark.transcript.synthetic.episodes import decide, intro, requirement_edit
