@@ -8,9 +8,9 @@ import benchmark.transcript.synthetic.outputs as outputs
 import benchmark.transcript.synthetic.scenarios as sc
 from benchmark.transcript.synthetic.bug_helpers import cli_frames, declarations
 from benchmark.transcript.synthetic.project import Func, Project
+from benchmark.transcript.synthetic.python_source import parse_expr
 from benchmark.transcript.synthetic.testgen import call_args, snake
 from benchmark.transcript.synthetic.vocab import Field
-from benchmark.transcript.synthetic.writer import parse_expr
 
 
 def with_default(expr: str, f_name: str, f_type: str) -> tuple[str, str]:

@@ -7,9 +7,9 @@ import random
 import benchmark.transcript.synthetic.outputs as outputs
 import benchmark.transcript.synthetic.scenarios as sc
 from benchmark.transcript.synthetic.project import Project, SourceFile
+from benchmark.transcript.synthetic.python_source import CODE_FIELDS, string_value
 from benchmark.transcript.synthetic.testgen import snake
 from benchmark.transcript.synthetic.vocab import Entity, Field
-from benchmark.transcript.synthetic.writer import CODE_FIELDS, string_value
 
 
 def no_table(project: Project, rng: random.Random, hint: str) -> sc.Scenario | None:

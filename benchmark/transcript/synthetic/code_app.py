@@ -5,12 +5,12 @@ from __future__ import annotations
 import random
 
 from benchmark.transcript.synthetic.project import Project
-from benchmark.transcript.synthetic.vocab import Field
-from benchmark.transcript.synthetic.writer import (
+from benchmark.transcript.synthetic.python_source import (
     Writer,
     fields_of_type,
     numeric_fields,
 )
+from benchmark.transcript.synthetic.vocab import Field
 
 
 def build_cli(w: Writer, project: Project, rng: random.Random) -> None:

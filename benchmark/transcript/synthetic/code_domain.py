@@ -5,13 +5,13 @@ from __future__ import annotations
 import random
 
 from benchmark.transcript.synthetic.project import Project
-from benchmark.transcript.synthetic.vocab import Entity
-from benchmark.transcript.synthetic.writer import (
+from benchmark.transcript.synthetic.python_source import (
     Writer,
     fields_of_type,
     numeric_fields,
     parse_expr,
 )
+from benchmark.transcript.synthetic.vocab import Entity
 
 
 def build_models(w: Writer, project: Project, rng: random.Random) -> None:

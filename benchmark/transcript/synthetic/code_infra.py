@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from benchmark.transcript.synthetic.project import Project
-from benchmark.transcript.synthetic.writer import (
+from benchmark.transcript.synthetic.python_source import (
     Writer,
 )
 

@@ -15,7 +15,7 @@ import benchmark.transcript.synthetic.code_infra as code_infra
 import benchmark.transcript.synthetic.docs as docs
 import benchmark.transcript.synthetic.testgen as testgen
 from benchmark.transcript.synthetic.project import Func, Project, SourceFile
-from benchmark.transcript.synthetic.writer import Writer
+from benchmark.transcript.synthetic.python_source import Writer
 
 
 def build_file(project: Project, path: str, rng: random.Random) -> SourceFile:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 
 from benchmark.transcript.synthetic.project import Func, Project, SourceFile
+from benchmark.transcript.synthetic.python_source import Writer, literal
 from benchmark.transcript.synthetic.vocab import Entity
-from benchmark.transcript.synthetic.writer import Writer, literal
 
 ASPECTS = (
     "returns_expected_value",
