@@ -45,10 +45,10 @@ def write_atomic(path: Path, body: str) -> None:
 
 
 @lru_cache(maxsize=8)
-def source_digest(folder: Path) -> str:
-    """sha256 over the ``*.py`` files of ``folder`` (names and bytes, in name order): part
-    of a cache key, so an entry made by other code is never read back."""
+def source_digest(folder: Path, pattern: str = "*.py") -> str:
+    """sha256 over the ``pattern`` files of ``folder`` (names and bytes, in name order): part
+    of a cache key, so an entry made by other code (or data) is never read back."""
     digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(folder.glob(pattern)):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()

@@ -1,13 +1,13 @@
 """Generated sessions, cached by content: a warm job reads them back instead of generating.
 
-The key covers everything a loaded generated session depends on: the
-generator's source (every module of ``benchmark/transcript/synthetic``, so any
-change to it regenerates), its seed and token target, the token counter, and
-the redactor (``Redactor.fingerprint``): an entry holds the session as the job
-sees it, already redacted, with its redaction counts, the messages' token
-counts and its content hash, so a warm run neither regenerates, redacts nor
-recounts. An entry that cannot be read, fails its checksum or does not
-validate is regenerated and overwritten, never an error.
+The key covers everything a loaded generated session depends on: the generator's source
+(every module of ``benchmark/transcript/synthetic`` and every file of its ``data/``, so
+any change to them regenerates), its seed and token target, the token counter, and the
+redactor (``Redactor.fingerprint``): an entry holds the session as the job sees it,
+already redacted, with its redaction counts, the messages' token counts and its content
+hash, so a warm run neither regenerates, redacts nor recounts. An entry that cannot be
+read, fails its checksum or does not validate is regenerated and overwritten, never an
+error.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ def session_seed(seed: int, index: int) -> int:
 def cache_key(seed: int, target_tokens: int, redactor: Redactor) -> str:
     payload = {
         "generator": source_digest(_GENERATOR),
+        "generator_data": source_digest(_GENERATOR / "data", "*"),
         "seed": seed,
         "target_tokens": target_tokens,
         "tokens": [tokens.ENCODING, tokens.MESSAGE_OVERHEAD],

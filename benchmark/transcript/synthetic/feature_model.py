@@ -3,7 +3,7 @@
 The first version of each new module carries one small bug (written the way
 people really get them wrong) that its own tests catch, so every feature
 episode plants an error, a fix and a re-run. Each feature module builds the
-code; :func:`finish` words the rest from :data:`feature_text.FEATURE_TEXT`."""
+code; :func:`finish` words the rest from :func:`tables.feature_texts`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmark.transcript.synthetic.deps import NEW_DEPENDENCIES, NewDependency
-from benchmark.transcript.synthetic.feature_text import FEATURE_TEXT
 from benchmark.transcript.synthetic.project import Project, SourceFile
-from benchmark.transcript.synthetic.tables import project_values
+from benchmark.transcript.synthetic.tables import feature_texts, project_values
 from benchmark.transcript.synthetic.topics import Decision
 
 
@@ -46,7 +45,7 @@ class Feature:
 
 
 def title(project: Project, key: str) -> str:
-    return FEATURE_TEXT[key].text("title", project_values(project))
+    return feature_texts()[key].text("title", project_values(project))
 
 
 def finish(
@@ -60,7 +59,7 @@ def finish(
 ) -> Feature:
     """The feature ``key``: its code (``module``, ``tests``, the ``wiring`` edit as
     (path, old, new) and the ``bug`` as (old, new)) and the words of its text entry."""
-    text = FEATURE_TEXT[key]
+    text = feature_texts()[key]
     v = {**project_values(project), **values}
     return Feature(
         key=key,

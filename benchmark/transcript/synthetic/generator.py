@@ -24,7 +24,6 @@ import benchmark.transcript.synthetic.reviews as reviews
 import benchmark.transcript.synthetic.steps as steps
 import benchmark.transcript.synthetic.upgrades as upgrades
 from benchmark.transcript.models import PlantedFact, Transcript
-from benchmark.transcript.synthetic.bug_text import STORIES
 from benchmark.transcript.synthetic.codegen import build_file
 from benchmark.transcript.synthetic.deps import PINS, Pin
 from benchmark.transcript.synthetic.feature_model import title as feature_title
@@ -32,7 +31,7 @@ from benchmark.transcript.synthetic.features import FEATURES
 from benchmark.transcript.synthetic.project import Project, make_project
 from benchmark.transcript.synthetic.scenarios import Scenario
 from benchmark.transcript.synthetic.session import Session, Stop, Task
-from benchmark.transcript.synthetic.tables import project_values
+from benchmark.transcript.synthetic.tables import bug_stories, project_values
 from benchmark.transcript.synthetic.vocab import AGENT_NAMES
 
 BugBuilder = Callable[[Project, random.Random, str], "Scenario | None"]
@@ -101,10 +100,10 @@ def _plan(project: Project, rng: random.Random, target: int) -> list[Step]:
         else:
             options = [k for k in kinds if k not in one_shots_used]
             key = options[i % len(options)] if options else "constant"
-            if STORIES[key].has("once"):
+            if bug_stories()[key].has("once"):
                 one_shots_used.add(key)
             hint = _hint(project, rng, key)
-            title = STORIES[key].text("title", {**project_values(project), "hint": hint})
+            title = bug_stories()[key].text("title", {**project_values(project), "hint": hint})
             plan.append(Step("bug", key, hint=hint, title=title))
     project.pins = used_pins
     return plan

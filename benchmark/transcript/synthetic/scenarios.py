@@ -3,7 +3,7 @@
 A builder (``bugs_*`` modules) finds a place in the project where a kind of bug fits,
 plants it, and describes each failure as an :class:`Attempt`: the failing command with its
 output (a :class:`Check`) and the edit that fixes it. :func:`finish` words the rest from
-the kind's entry in :data:`bug_text.STORIES`.
+the kind's entry in :func:`tables.bug_stories`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from typing import Any
 
 import benchmark.transcript.synthetic.outputs as outputs
 from benchmark.transcript.synthetic.bug_helpers import cli_output, sibling_of
-from benchmark.transcript.synthetic.bug_text import STORIES
 from benchmark.transcript.synthetic.outputs import TestFailure
 from benchmark.transcript.synthetic.project import Func, Project, SourceFile
-from benchmark.transcript.synthetic.tables import project_values
+from benchmark.transcript.synthetic.tables import bug_stories, project_values
 from benchmark.transcript.synthetic.topics import Decision
 
 
@@ -91,7 +90,7 @@ def finish(
     project: Project, kind: str, values: dict[str, Any], main: Attempt, near: Attempt | None
 ) -> Scenario:
     """The scenario of ``kind`` around its failures, worded from its story."""
-    story = STORIES[kind]
+    story = bug_stories()[kind]
     path = main.fix_path
     v = {**project_values(project), "path": path, "module": dotted(path), **values}
 

@@ -1,20 +1,16 @@
-"""Text tables: the prose of scenarios and features, kept as data beside the code that uses it.
+"""Text tables: the prose of scenarios and features, kept as YAML data beside the code.
 
-A table is plain text in sections::
-
-    [kind]
-    key: a template with {names} filled from the values of one scenario
-    alternative: a key given more than once holds a list
-      an indented line continues the value above it (joined with a space)
-
-Templates use :meth:`str.format_map`, so a value is any object with a ``str``.
+A table (``data/<name>.yaml``) maps each kind to its entry; an entry's keys hold one
+:meth:`str.format_map` template or a list of them, filled from one scenario's values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
+import benchmark.transcript.synthetic.resources as resources
 from benchmark.transcript.synthetic.project import Project
 from benchmark.transcript.synthetic.topics import Decision
 
@@ -22,8 +18,8 @@ from benchmark.transcript.synthetic.topics import Decision
 class Entry:
     """One section of a table: each key holds one or more templates."""
 
-    def __init__(self) -> None:
-        self.fields: dict[str, list[str]] = {}
+    def __init__(self, fields: dict[str, list[str]]) -> None:
+        self.fields = fields
 
     def has(self, key: str) -> bool:
         return key in self.fields
@@ -49,20 +45,26 @@ class Entry:
         )
 
 
-def parse(text: str) -> dict[str, Entry]:
-    table: dict[str, Entry] = {}
-    entry, key = Entry(), ""
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        if line.startswith("["):
-            entry = table.setdefault(line.strip()[1:-1], Entry())
-        elif line[0].isspace():
-            entry.fields[key][-1] += " " + line.strip()
-        else:
-            key, _, value = line.partition(":")
-            entry.fields.setdefault(key, []).append(value.strip())
-    return table
+@cache
+def table(name: str) -> dict[str, Entry]:
+    """The table in ``data/<name>.yaml``, in file order (the planner walks it in that order)."""
+    raw: dict[str, dict[str, str | list[str]]] = resources.yaml_data(f"{name}.yaml")
+    return {
+        kind: Entry(
+            {key: value if isinstance(value, list) else [value] for key, value in entry.items()}
+        )
+        for kind, entry in raw.items()
+    }
+
+
+def bug_stories() -> dict[str, Entry]:
+    """The words of each bug scenario kind and of dependency upgrades."""
+    return table("bug_stories")
+
+
+def feature_texts() -> dict[str, Entry]:
+    """The words of each feature request."""
+    return table("features")
 
 
 def project_values(project: Project) -> dict[str, Any]:

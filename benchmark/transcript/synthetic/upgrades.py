@@ -5,12 +5,11 @@ from __future__ import annotations
 import benchmark.transcript.synthetic.outputs as outputs
 import benchmark.transcript.synthetic.steps as steps
 import benchmark.transcript.synthetic.topics as topics
-from benchmark.transcript.synthetic.bug_text import STORIES
 from benchmark.transcript.synthetic.deps import Pin
 from benchmark.transcript.synthetic.episodes import decide, intro, requirement_edit
 from benchmark.transcript.synthetic.scenarios import failed_test, function_lines
 from benchmark.transcript.synthetic.session import Session, Task
-from benchmark.transcript.synthetic.tables import project_values
+from benchmark.transcript.synthetic.tables import bug_stories, project_values
 
 
 def upgrade(s: Session, pin: Pin, goal: Task | None) -> None:
@@ -57,7 +56,7 @@ def upgrade(s: Session, pin: Pin, goal: Task | None) -> None:
     usage = pin.usage.replace("{pkg}", p.pkg)
     s.grep("Any other place that does the same?", usage.split("(")[0].strip()[:40], "src")
     values = {**project_values(p), "package": pkg, "good": good, "bad": bad}
-    decision = STORIES["upgrade"].decision({**values, "used_in": pin.used_in})
+    decision = bug_stories()["upgrade"].decision({**values, "used_in": pin.used_in})
     decide(s, f"Found it: {pin.reason}.", decision, close=[t_find])
     req = p.file("requirements.txt")
     old, new = requirement_edit(req.text, pkg, f"{pkg}=={good}  # {bad} breaks {pin.used_in}.py")
