@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import benchmark.transcript.synthetic.resources as resources
 from benchmark.transcript.synthetic.feature_model import Feature, finish, test_module
 from benchmark.transcript.synthetic.project import Project, SourceFile
 
@@ -13,64 +14,9 @@ def ratelimit(project: Project, rng: random.Random) -> Feature:
     rate = rng.choice((5, 10, 20))
     path = project.src("rate_limit")
     bug_line = "        self._tokens = self._tokens + elapsed * self.rate"
-    module = f'''"""Token-bucket rate limiting for the public API, one bucket per API client."""
-
-from __future__ import annotations
-
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
-DEFAULT_RATE_PER_SECOND = {rate}
-DEFAULT_CAPACITY = {rate * 2}
-
-
-@dataclass
-class TokenBucket:
-    """Allows bursts up to ``capacity`` while holding the sustained rate."""
-
-    rate: float = DEFAULT_RATE_PER_SECOND
-    capacity: float = DEFAULT_CAPACITY
-    clock: Callable[[], float] = time.monotonic
-    _tokens: float = field(init=False)
-    _updated: float = field(init=False)
-
-    def __post_init__(self) -> None:
-        self._tokens = self.capacity
-        self._updated = self.clock()
-
-    def _refill(self) -> None:
-        now = self.clock()
-        elapsed = now - self._updated
-{bug_line}
-        self._updated = now
-
-    def take(self, tokens: float = 1) -> bool:
-        """Spend tokens if available; False means the caller should answer 429."""
-        self._refill()
-        if self._tokens >= tokens:
-            self._tokens -= tokens
-            return True
-        return False
-
-    @property
-    def available(self) -> float:
-        self._refill()
-        return self._tokens
-
-
-class Buckets:
-    """Lazily created bucket per client id."""
-
-    def __init__(self, factory: Callable[[], TokenBucket] = TokenBucket):
-        self._factory = factory
-        self._buckets: dict[str, TokenBucket] = {{}}
-
-    def for_client(self, client_id: str) -> TokenBucket:
-        if client_id not in self._buckets:
-            self._buckets[client_id] = self._factory()
-        return self._buckets[client_id]
-'''
+    module = resources.render(
+        "feature_ratelimit.py.tmpl", rate=rate, capacity=rate * 2, bug_line=bug_line
+    )
     tests = test_module(
         project.test_path(path),
         f"{pkg}.rate_limit",
@@ -130,56 +76,7 @@ def audit(project: Project, rng: random.Random) -> Feature:
     pkg, e = project.pkg, project.main
     path = project.src("audit")
     bug_line = "    changed = sorted(key for key in after if key in before)"
-    module = f'''"""Audit trail: who changed which {e.name} field, kept in audit_events."""
-
-from __future__ import annotations
-
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any
-
-from sqlalchemy import JSON, String
-from sqlalchemy.orm import Mapped, Session, mapped_column
-
-from {pkg}.db import Base
-
-
-class AuditEvent(Base):
-    __tablename__ = "audit_events"
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    entity: Mapped[str] = mapped_column(String(40), index=True)
-    entity_id: Mapped[int] = mapped_column(index=True)
-    actor: Mapped[str] = mapped_column(String(120))
-    fields: Mapped[dict[str, Any]] = mapped_column(JSON)
-    at: Mapped[datetime] = mapped_column()
-
-
-@dataclass(frozen=True)
-class Change:
-    field: str
-    before: Any
-    after: Any
-
-
-def diff(before: dict[str, Any], after: dict[str, Any]) -> list[Change]:
-    """Fields whose value differs; fields only on one side count as changed."""
-{bug_line}
-    return [Change(key, before.get(key), after.get(key)) for key in changed]
-
-
-def record_change(session: Session, entity: str, entity_id: int, actor: str,
-                  before: dict[str, Any], after: dict[str, Any]) -> int:
-    """Store one event per save with every changed field; returns the number of fields."""
-    changes = diff(before, after)
-    if changes:
-        session.add(AuditEvent(
-            entity=entity, entity_id=entity_id, actor=actor,
-            fields={{c.field: [c.before, c.after] for c in changes}},
-            at=datetime.now(timezone.utc),
-        ))
-    return len(changes)
-'''
+    module = resources.render("feature_audit.py.tmpl", e=e, pkg=pkg, bug_line=bug_line)
     f1, f2 = e.fields[0].name, e.fields[1].name
     tests = test_module(
         project.test_path(path),

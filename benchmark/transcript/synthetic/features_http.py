@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import benchmark.transcript.synthetic.resources as resources
 from benchmark.transcript.synthetic.feature_model import Feature, finish, test_module
 from benchmark.transcript.synthetic.project import Project, SourceFile
 from benchmark.transcript.synthetic.scenarios import append_edit
@@ -13,28 +14,7 @@ def pagination(project: Project, rng: random.Random) -> Feature:
     pkg, e = project.pkg, project.main
     path = project.src("pagination")
     bug_line = "    return int(created), datetime.fromisoformat(ident)"
-    module = f'''"""Opaque cursors for keyset pagination on (created_at, id)."""
-
-from __future__ import annotations
-
-import base64
-from datetime import datetime
-
-SEPARATOR = "|"
-
-
-def encode_cursor(created_at: datetime, ident: int) -> str:
-    """URL-safe cursor; clients must treat it as opaque."""
-    raw = f"{{created_at.isoformat()}}{{SEPARATOR}}{{ident}}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, int]:
-    """Inverse of encode_cursor; raises ValueError for anything we did not issue."""
-    padded = cursor + "=" * (-len(cursor) % 4)
-    created, _, ident = base64.urlsafe_b64decode(padded).decode().rpartition(SEPARATOR)
-{bug_line}
-'''
+    module = resources.render("feature_pagination.py.tmpl", bug_line=bug_line)
     tests = test_module(
         project.test_path(path),
         f"{pkg}.pagination",
@@ -83,31 +63,9 @@ def health(project: Project, rng: random.Random) -> Feature:
     pkg = project.pkg
     path = project.src("health")
     bug_line = '        return {"ok": False, "database": str(exc)}'
-    module = f'''"""Liveness and readiness checks for the load balancer."""
-
-from __future__ import annotations
-
-import time
-from typing import Any
-
-from sqlalchemy import text
-from sqlalchemy.engine import Engine
-
-SLOW_QUERY_MS = {rng.choice((100, 250, 500))}
-
-
-def check_database(engine: Engine) -> dict[str, Any]:
-    """SELECT 1 with timing; any exception means not ready."""
-    started = time.perf_counter()
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except Exception as exc:  # any driver error means the instance should be drained
-{bug_line}
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    slow = elapsed_ms > SLOW_QUERY_MS
-    return {{"status": "ok", "database_ms": round(elapsed_ms, 1), "slow": slow}}
-'''
+    module = resources.render(
+        "feature_health.py.tmpl", slow_query_ms=rng.choice((100, 250, 500)), bug_line=bug_line
+    )
     tests = test_module(
         project.test_path(path),
         f"{pkg}.health",

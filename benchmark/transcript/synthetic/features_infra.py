@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import benchmark.transcript.synthetic.resources as resources
 from benchmark.transcript.synthetic.feature_model import Feature, finish, test_module
 from benchmark.transcript.synthetic.project import Project, SourceFile
 
@@ -13,74 +14,15 @@ def cache(project: Project, rng: random.Random) -> Feature:
     ttl = rng.choice((60, 120, 300, 600))
     path = project.src("cache")
     bug_line = "            if age > self._ttl:"
-    module = f'''"""Read-through cache in front of the {vendor} client.
-
-Entries expire after a TTL; the backend is pluggable so tests use a dict while
-production shares one Redis between the {project.workers} API workers.
-"""
-
-from __future__ import annotations
-
-import time
-from collections.abc import Callable
-from typing import Any, Protocol
-
-from cachetools import TTLCache
-
-DEFAULT_TTL_SECONDS = {ttl}
-KEY_PREFIX = "{pkg}:v1:"
-
-
-class Backend(Protocol):
-    def get(self, key: str) -> tuple[float, Any] | None: ...
-    def set(self, key: str, value: tuple[float, Any]) -> None: ...
-    def delete(self, key: str) -> None: ...
-
-
-class LocalBackend:
-    """Process-local backend for tests and single-worker development."""
-
-    def __init__(self, maxsize: int = 1024):
-        self._data: TTLCache[str, tuple[float, Any]] = TTLCache(maxsize, DEFAULT_TTL_SECONDS)
-
-    def get(self, key: str) -> tuple[float, Any] | None:
-        return self._data.get(key)
-
-    def set(self, key: str, value: tuple[float, Any]) -> None:
-        self._data[key] = value
-
-    def delete(self, key: str) -> None:
-        self._data.pop(key, None)
-
-
-class ReadThroughCache:
-    """get_or_load() returns a cached value or calls the loader once and stores it."""
-
-    def __init__(self, backend: Backend, ttl: int = DEFAULT_TTL_SECONDS,
-                 clock: Callable[[], float] = time.monotonic):
-        self._backend = backend
-        self._ttl = ttl
-        self._clock = clock
-
-    def get_or_load(self, key: str, loader: Callable[[], Any]) -> Any:
-        """Serve from the cache while fresh; entries at exactly the TTL count as expired."""
-        entry = self._backend.get(KEY_PREFIX + key)
-        now = self._clock()
-        if entry is not None:
-            stored_at, value = entry
-            age = now - stored_at
-{bug_line}
-                self._backend.delete(KEY_PREFIX + key)
-            else:
-                return value
-        value = loader()
-        self._backend.set(KEY_PREFIX + key, (now, value))
-        return value
-
-    def invalidate(self, key: str) -> None:
-        """Drop one entry, e.g. after a webhook says the {e.name} changed."""
-        self._backend.delete(KEY_PREFIX + key)
-'''
+    module = resources.render(
+        "feature_cache.py.tmpl",
+        vendor=vendor,
+        project=project,
+        ttl=ttl,
+        pkg=pkg,
+        bug_line=bug_line,
+        e=e,
+    )
     tests = test_module(
         project.test_path(path),
         f"{pkg}.cache",
@@ -150,44 +92,9 @@ def retry(project: Project, rng: random.Random) -> Feature:
     base = rng.choice(("0.5", "1.0"))
     path = project.src("retry")
     bug_line = "    return min(BASE_DELAY_SECONDS * 2 ** attempt, MAX_DELAY_SECONDS)"
-    module = f'''"""Retry policy for {vendor} calls: backoff with jitter on 429 and 5xx."""
-
-from __future__ import annotations
-
-import random
-
-from tenacity import retry, retry_if_exception, stop_after_attempt, wait_random_exponential
-
-from {pkg}.exceptions import UpstreamError
-
-BASE_DELAY_SECONDS = {base}
-MAX_DELAY_SECONDS = 30.0
-MAX_ATTEMPTS = 5
-RETRYABLE = frozenset({{429, 500, 502, 503, 504}})
-
-
-def is_retryable(exc: BaseException) -> bool:
-    """Only upstream throttling and server errors; a 4xx other than 429 is our bug."""
-    return isinstance(exc, UpstreamError) and exc.status in RETRYABLE
-
-
-def backoff_seconds(attempt: int) -> float:
-    """Delay before retry number ``attempt`` (1-based), capped at MAX_DELAY_SECONDS."""
-{bug_line}
-
-
-def jittered(attempt: int, rng: random.Random = random.Random()) -> float:
-    """Full jitter: spreads retries from all workers over the whole window."""
-    return rng.uniform(0, backoff_seconds(attempt))
-
-
-retry_upstream = retry(
-    retry=retry_if_exception(is_retryable),
-    wait=wait_random_exponential(multiplier=BASE_DELAY_SECONDS, max=MAX_DELAY_SECONDS),
-    stop=stop_after_attempt(MAX_ATTEMPTS),
-    reraise=True,
-)
-'''
+    module = resources.render(
+        "feature_retry.py.tmpl", vendor=vendor, pkg=pkg, base=base, bug_line=bug_line
+    )
     tests = test_module(
         project.test_path(path),
         f"{pkg}.retry",
@@ -231,43 +138,9 @@ def export(project: Project, rng: random.Random) -> Feature:
     cols = ["id"] + [f.name for f in e.fields[:4]]
     path = project.src("exporters/csv_export")
     bug_line = "    written = 1"
-    module = f'''"""Streaming CSV export of {e.plural}: constant memory, one row at a time."""
-
-from __future__ import annotations
-
-import csv
-from collections.abc import Iterable
-from pathlib import Path
-
-import orjson
-
-from {pkg}.models import {e.cls}
-
-COLUMNS = {tuple(cols)!r}
-
-
-def export_csv({e.plural}: Iterable[{e.cls}], target: Path) -> int:
-    """Write a header and one row per {e.name}; returns the number of data rows."""
-{bug_line}
-    with target.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(COLUMNS)
-        for item in {e.plural}:
-            record = item.to_dict()
-            writer.writerow([record[column] for column in COLUMNS])
-            written += 1
-    return written
-
-
-def export_jsonl({e.plural}: Iterable[{e.cls}], target: Path) -> int:
-    """JSON lines for the data team; orjson handles dates and is much faster here."""
-    written = 0
-    with target.open("wb") as handle:
-        for item in {e.plural}:
-            handle.write(orjson.dumps(item.to_dict()) + b"\\n")
-            written += 1
-    return written
-'''
+    module = resources.render(
+        "feature_export.py.tmpl", e=e, pkg=pkg, columns=tuple(cols), bug_line=bug_line
+    )
     tests = test_module(
         project.test_path(path),
         f"{pkg}.exporters.csv_export",

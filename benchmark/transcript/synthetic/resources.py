@@ -24,3 +24,8 @@ def text(name: str) -> str:
 def yaml_data(name: str) -> Any:
     """The YAML file ``data/<name>``, parsed."""
     return yaml.safe_load(text(name))
+
+
+def render(name: str, **values: Any) -> str:
+    """The template ``data/<name>`` (a fictional file) filled with :meth:`str.format`."""
+    return text(name).format(**values)
