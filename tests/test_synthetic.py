@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 from functools import lru_cache
+from importlib.resources import files
 
 import pytest
 
 from benchmark.compaction import CompactionConfig, find_points
+from benchmark.redaction import Redactor
+from benchmark.transcript import generated
 from benchmark.transcript.models import Transcript
 from benchmark.transcript.synthetic import generate
 
@@ -204,3 +208,17 @@ def test_long_sessions_compact_repeatedly():
         f for f in transcript.ground_truth if first.head_end <= f.message_index < first.tail_start
     ]
     assert {"error", "decision", "version", "pending"} <= {f.kind for f in facts_in_regions}
+
+
+def test_the_data_files_are_part_of_the_session_cache_key(tmp_path, monkeypatch):
+    """Editing a table or template must regenerate cached sessions, as editing code does."""
+    package = files("benchmark.transcript.synthetic")
+    keys = []
+    for name, edit in (("before", ""), ("after", "\n# edited\n")):
+        copy = tmp_path / name
+        shutil.copytree(str(package), copy, ignore=shutil.ignore_patterns("__pycache__"))
+        stories = copy / "data" / "bug_stories.yaml"
+        stories.write_text(stories.read_text() + edit)
+        monkeypatch.setattr(generated, "_GENERATOR", copy)
+        keys.append(generated.cache_key(7, 30_000, Redactor()))
+    assert keys[0] != keys[1]

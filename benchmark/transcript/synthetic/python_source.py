@@ -4,51 +4,16 @@ from __future__ import annotations
 
 import random
 
+import benchmark.transcript.synthetic.resources as resources
 from benchmark.transcript.synthetic.project import Func, SourceFile
 from benchmark.transcript.synthetic.vocab import Entity, Field
 
-STATUSES = ("pending", "active", "paid", "closed", "cancelled", "overdue", "draft", "archived")
-PEOPLE = ("ana", "ben", "chloe", "dev", "eli", "fran", "gus", "hana", "ivo", "jun", "kai", "lea")
-WORDS = (
-    "north",
-    "harbor",
-    "maple",
-    "cedar",
-    "summit",
-    "river",
-    "orchard",
-    "granite",
-    "willow",
-    "beacon",
-    "meadow",
-    "copper",
-    "lantern",
-    "falcon",
-    "juniper",
-    "atlas",
-    "pioneer",
-    "quartz",
-)
-CODE_PREFIX = ("WH", "NX", "QA", "LB", "TR", "KM", "PX", "ZD")
-CODE_FIELDS = (
-    "sku",
-    "code",
-    "number",
-    "serial",
-    "plate",
-    "isbn",
-    "card_number",
-    "staff_number",
-    "slug",
-    "tracking_number",
-    "guid",
-    "reference",
-    "seat",
-    "room_code",
-    "period",
-    "licence_class",
-    "grade",
-)
+_VALUES = resources.yaml_data("field_values.yaml")
+STATUSES: tuple[str, ...] = tuple(_VALUES["statuses"])
+PEOPLE: tuple[str, ...] = tuple(_VALUES["people"])
+WORDS: tuple[str, ...] = tuple(_VALUES["words"])
+CODE_PREFIX: tuple[str, ...] = tuple(_VALUES["code_prefix"])
+CODE_FIELDS: tuple[str, ...] = tuple(_VALUES["code_fields"])
 
 
 def literal(f: Field, rng: random.Random) -> str:
