@@ -10,18 +10,12 @@ from benchmark.transcript.synthetic.project import Project, SourceFile
 
 
 def cache(project: Project, rng: random.Random) -> Feature:
-    pkg, e, vendor = project.pkg, project.main, project.theme.vendor
+    pkg, e = project.pkg, project.main
     ttl = rng.choice((60, 120, 300, 600))
     path = project.src("cache")
     bug_line = "            if age > self._ttl:"
     module = resources.render(
-        "feature_cache.py.tmpl",
-        vendor=vendor,
-        project=project,
-        ttl=ttl,
-        pkg=pkg,
-        bug_line=bug_line,
-        e=e,
+        "feature_cache.py.tmpl", project=project, ttl=ttl, bug_line=bug_line, e=e
     )
     tests = test_module(
         project.test_path(path),
