@@ -9,15 +9,22 @@ the caches wrote and nothing else.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 # ``<sha256>.json``, and ``.<16 hex>.<random>.tmp`` while a write is in flight (left
 # behind only if that process died mid-write).
 ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json|\.[0-9a-f]{16}\..+\.tmp")
+
+
+def entry_key(depends_on: dict[str, Any]) -> str:
+    """An entry's key: sha256 of the canonical JSON of everything the entry depends on."""
+    return hashlib.sha256(json.dumps(depends_on, sort_keys=True).encode()).hexdigest()
 
 
 def entry_path(folder: Path, key: str) -> Path:

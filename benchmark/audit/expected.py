@@ -12,7 +12,8 @@ Criterion classes, from what the criterion asks:
 * ``accuracy``: are the facts it states right (accuracy_factual, accuracy_technical);
 * ``coverage``: how much of the gold state it carries (context, artifact,
   completeness and continuity criteria); some ask about one kind of fact only
-  (``SCOPES``: "which files were created" is about created files);
+  (``benchmark.rubric.criteria.SCOPES``: "which files were created" is about
+  created files);
 * ``verdict``: correct / partly right / wrong against the gold (recall_correctness);
 * ``form``: the form the question asks for (instruction_format);
 * ``constraints``: within the question's constraints (instruction_constraints).
@@ -26,6 +27,7 @@ from typing import Literal
 
 from benchmark import identifiers
 from benchmark.probe.models import Fact, FactKind
+from benchmark.rubric.criteria import SCOPES
 from benchmark.transcript.models import Message
 
 Class = Literal["accuracy", "coverage", "verdict", "form", "constraints"]
@@ -47,16 +49,6 @@ CLASSES: dict[str, Class] = {
     "instruction_constraints": "constraints",
 }
 CRITERIA: frozenset[str] = frozenset(CLASSES)
-
-# Criteria that ask about one kind of fact (the rest ask about the whole answer).
-SCOPES: dict[str, tuple[FactKind, ...]] = {
-    "context_artifact_state": ("created", "modified", "read"),
-    "artifact_files_created": ("created",),
-    "artifact_files_modified": ("modified",),
-    "artifact_key_details": ("identifier", "detail"),
-    "continuity_todo_state": ("pending",),
-    "continuity_reasoning": ("choice", "rationale", "alternative"),
-}
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,7 @@ from benchmark.abstention import is_abstention
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.judge.matching import EXACT_KINDS, fact_matches
 from benchmark.probe.models import Fact, FactKind
-
-_FILE_KINDS: tuple[FactKind, ...] = ("created", "modified", "read")
-_REASONING_KINDS: tuple[FactKind, ...] = ("choice", "rationale", "alternative")
+from benchmark.rubric.criteria import SCOPES
 
 
 def scaled(scale_max: int, num: int, den: int) -> int:
@@ -207,7 +205,7 @@ class ReferenceJudge:
             return CriterionResult(
                 criterion=name, score=scaled(s, len(covered), len(kinds)), reasoning=why
             )
-        subset = facts.select(_SUBSETS[name])
+        subset = facts.select(_SUBSETS.get(name, ()))
         hits, total = subset.hits, len(subset.pairs)
         base = scaled(s, hits, total)
         if name == "accuracy_factual":
@@ -236,20 +234,12 @@ class ReferenceJudge:
         return score, f"answer of {n} tokens exceeds the limit of {self.max_answer_tokens}"
 
 
-# Criterion -> fact kinds it is computed over (empty = all facts).
+# Criterion -> fact kinds it is scored over (absent = all facts): what the rubric says a
+# criterion asks about, and this judge's own reading of two whole-answer criteria.
 _SUBSETS: dict[str, tuple[FactKind, ...]] = {
-    "accuracy_factual": (),
+    **SCOPES,
     "accuracy_technical": tuple(sorted(EXACT_KINDS)),
-    "context_conversation_state": (),
-    "context_artifact_state": _FILE_KINDS,
-    "artifact_files_created": ("created",),
-    "artifact_files_modified": ("modified",),
-    "artifact_key_details": ("identifier", "detail"),
-    "completeness_depth": (),
     "continuity_work_state": ("pending", "detail", "identifier"),
-    "continuity_todo_state": ("pending",),
-    "continuity_reasoning": _REASONING_KINDS,
-    "recall_correctness": (),
 }
 
 

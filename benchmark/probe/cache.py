@@ -28,7 +28,7 @@ from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import EXTRACTOR_VERSION, generate_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.writer import LLMProbeWriter, write_probes
-from benchmark.storage import entry_path, write_atomic
+from benchmark.storage import entry_key, entry_path, write_atomic
 from benchmark.transcript.models import Transcript
 
 log = logging.getLogger(__name__)
@@ -37,13 +37,14 @@ PROBE_DIR = "probes"  # under cache.dir
 
 
 def cache_key(transcript: Transcript, point: CompactionPoint, config: ProbeConfig) -> str:
-    payload = {
-        "transcript": transcript.content_hash,
-        "point": [point.head_end, point.tail_start, point.end],
-        "config": config.key_data(),
-        "extractor": EXTRACTOR_VERSION,
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    return entry_key(
+        {
+            "transcript": transcript.content_hash,
+            "point": [point.head_end, point.tail_start, point.end],
+            "config": config.key_data(),
+            "extractor": EXTRACTOR_VERSION,
+        }
+    )
 
 
 def writer_cache_key(
@@ -52,14 +53,15 @@ def writer_cache_key(
     end = min(point.end, len(transcript.messages))
     region = transcript.messages[point.head_end : min(point.tail_start, end)]
     messages = json.dumps([m.model_dump(exclude_none=True) for m in region], sort_keys=True)
-    payload = {
-        "region": hashlib.sha256(messages.encode()).hexdigest(),
-        "offset": point.head_end,
-        "types": list(config.types),
-        "per_type": config.per_type,
-        "writer": writer.spec(),
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    return entry_key(
+        {
+            "region": hashlib.sha256(messages.encode()).hexdigest(),
+            "offset": point.head_end,
+            "types": list(config.types),
+            "per_type": config.per_type,
+            "writer": writer.spec(),
+        }
+    )
 
 
 def cache_path(cache_dir: Path, key: str) -> Path:

@@ -16,32 +16,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from benchmark import cues
 from benchmark.activity.files import is_generated
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Fact
 from benchmark.probe.text import MAX_FACT, clip, normalize, sentences, trim
 from benchmark.probe.wording import has_content, is_cut
 
-_CUE = re.compile(
-    r"\b(?:decision\s*:|decided\s+(?:to|on|that)|decide\s+(?:to|on)|(?:go|going|went)\s+with|"
-    r"cho(?:se|ose|osing)(?:\s+to)?|opt(?:ed|ing)?\s+(?:for|to)|settled?\s+on|"
-    r"(?:we|I|let's|let us)(?:'ll|\s+will|\s+shall)?\s+use|"
-    r"switch(?:ed|ing)?\s+(?:[\w`.-]+\s+){0,3}?to)(?:\*\*)?\s*",
-    re.I,
-)
-_RATIONALE = re.compile(r"\b(?:because|since|so that|given that)\b|,\s*as\b", re.I)
-_ALTERNATIVE = re.compile(
-    r"\b(?:rather than|instead of|over|as opposed to|(?:I |we )?(?:also )?(?:considered|rejected|"
-    r"ruled out))\b",
-    re.I,
-)
-_EXPLICIT = re.compile(r"considered|rejected|ruled out", re.I)
-_CONSIDERED = re.compile(r"\b(?:considered|rejected|ruled out)\s+(.+?)(?:[,;:]|\bbut\b|$)", re.I)
 _LIST = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
-_NEXT_RATIONALE = re.compile(
-    r"^(?:this is because|that's because|because|the reason is(?: that)?|the reason:)\s+(.+)$",
-    re.I,
-)
 # "because it is faster and I rejected X": the rationale ends before the alternative's "and".
 _DANGLING_JOIN = re.compile(r"(?:,|\s)\s*(?:and|but)\s*$", re.I)
 MIN_CLAUSE = 3
@@ -81,19 +63,19 @@ def _parse(
 ) -> tuple[str, str, tuple[str, ...]] | None:
     """(choice, rationale, alternatives) of a decision sentence; ``None`` when it states
     none: no cue, a choice without content, or neither a whole rationale nor an alternative."""
-    cue = _CUE.search(sentence)
+    cue = cues.DECISION_CUE.search(sentence)
     if cue is None:
         return None
     rest = sentence[cue.end() :]
-    why = _RATIONALE.search(rest)
+    why = cues.RATIONALE.search(rest)
     first_why = why.start() if why else len(rest)
     # Before the rationale, "rather than"/"instead of"/"over" introduce alternatives; inside
     # it they are part of the reason ("... is expected rather than exceptional"), and only
     # an explicit "rejected"/"considered" starts a new alternative.
     alts = [
         m
-        for m in _ALTERNATIVE.finditer(rest)
-        if m.start() < first_why or _EXPLICIT.search(m.group(0))
+        for m in cues.ALTERNATIVE.finditer(rest)
+        if m.start() < first_why or cues.REJECTED.search(m.group(0))
     ]
     choice = _clause(rest[: min([first_why] + [m.start() for m in alts])])
     alternatives: list[str] = []
@@ -107,11 +89,11 @@ def _parse(
         stop = min([m.start() for m in alts if m.start() > first_why] + [len(rest)])
         rationale = _reason(_DANGLING_JOIN.sub("", rest[why.end() : stop]), content)
     if not rationale:
-        nxt = _NEXT_RATIONALE.match(after)
+        nxt = cues.NEXT_RATIONALE.match(after)
         if nxt:
             rationale = _reason(nxt.group(1), content)
     for context in (sentence[: cue.start()], before, after):
-        considered = _CONSIDERED.search(context)
+        considered = cues.CONSIDERED.search(context)
         if considered:
             alternatives.extend(_options(_clause(considered.group(1))))
     alternatives = [a for a in dict.fromkeys(alternatives) if normalize(a) != normalize(choice)]
@@ -202,46 +184,8 @@ def _candidates(view: View, stated: list[Decision]) -> Iterator[Candidate]:
 
 # --- fixes: what the assistant decided to change right before an edit, and its diagnosis ---
 
-# Verbs of looking, running and creating: "let's open the file" announces no change.
-_NOT_CHANGE = (
-    r"look|open|check|run|re-?run|see|try|start|begin|inspect|search|find|view|examine|verify|"
-    r"test|take|go|proceed|read|review|scroll|navigate|submit|confirm|ensure|make sure|"
-    r"reproduce|understand|investigate|locate|explore|print|clean|double-check|know|do|be|"
-    r"have|get|keep|wait|create|write|paste|save|now|first|then|also|just|simply"
-)
-_FIX = re.compile(
-    r"(?:\b(?:let's|let us|let me|I'll|I will|we'll|we will|I need to|we need to|I should|"
-    r"we should|we must|I'm going to|we're going to|I am going to|we are going to)|"
-    r"\bthe (?:fix|solution|correct fix|right fix) (?:is|would be|will be) to)\s+"
-    r"(?:(?:now|also|simply|just|first|then)\s+)*"
-    rf"(?P<choice>(?!(?:{_NOT_CHANGE})\b)[a-z][a-z-]+\b.*)$"
-    r"|^(?P<gerund>(?:Adding|Changing|Removing|Replacing|Guarding|Updating|Fixing|Wrapping|"
-    r"Moving|Renaming|Converting|Casting|Dropping|Switching|Restoring|Reverting|Normali[sz]ing|"
-    r"Handling|Excluding|Including|Initiali[sz]ing|Making|Falling back|Correcting)\b.*)$",
-    re.I,
-)
-_PURPOSE = re.compile(
-    r"\s+(?:to (?:fix|resolve|address|correct|repair|avoid|prevent|ensure|make sure|solve)|"
-    r"so that|in order to|which (?:should|will|would)|and then|and (?:re-?)?run|and try)\b|"
-    r"[;:]|\.$",
-    re.I,
-)
-_BECAUSE = re.compile(r"\s*,?\s+(?:because|since|given that)\s+|\s*,\s*as\s+", re.I)
-_LEAD_BECAUSE = re.compile(r"^(?:since|because|as|given that)\s+(?P<why>.{8,}?),?$", re.I)
 _RETRY = re.compile(r"\b(?:again|retry|re-?try|once more)\b", re.I)
-_STRONG = re.compile(
-    r"\b(?:due to|caused by|because of|because|since|"
-    r"(?:root cause|problem|issue|bug) is(?: that)?)\s+",
-    re.I,
-)
-_INSTEAD = re.compile(r"\s*,?\s+(?:instead of|rather than)\s+", re.I)
 _WHERE = re.compile(r",?\s+where\s+", re.I)
-_WEAK = re.compile(
-    r"\b(?:missing|lacks?|lacking|should(?:n't| not| be| have| only)|(?:does|do|did)(?:n't| not)|"
-    r"can(?:'t|not)|fails?|failing|never|incorrect(?:ly)?|wrong|undefined|instead of|without|"
-    r"(?:is|are|was|were)(?:n't| not)|mismatch|off-by-one)\b",
-    re.I,
-)
 _LEAD = re.compile(
     r"^(?:(?:however|but|so|thus|therefore|indeed|it seems|it appears|it looks like|"
     r"this means|this shows|i see)(?: that)?,?\s+)+",
@@ -285,18 +229,18 @@ def fixes(view: View, skip: set[str]) -> list[Fix]:
 
 def _fix_in(said: list[str], skip: set[str], content: str) -> tuple[str, str, str, str, str] | None:
     for n, sentence in enumerate(said):
-        cue = _FIX.search(sentence)
+        cue = cues.FIX.search(sentence)
         if cue is None or sentence in skip or _RETRY.search(sentence):
             continue
         rest = cue.group("choice") or cue.group("gerund")
         why = ""
-        because = _BECAUSE.search(rest)
+        because = cues.BECAUSE.search(rest)
         if because:
             rest, why = rest[: because.start()], _reason(rest[because.end() :], content)
-        end = _PURPOSE.search(rest)
+        end = cues.PURPOSE.search(rest)
         choice = _clause(rest[: end.start()] if end else rest)
         alternative = ""
-        instead = _INSTEAD.search(choice)
+        instead = cues.INSTEAD.search(choice)
         if instead:
             choice, alternative = (
                 _clause(choice[: instead.start()]),
@@ -305,7 +249,7 @@ def _fix_in(said: list[str], skip: set[str], content: str) -> tuple[str, str, st
         purpose = ""
         if end and end.group(0).lower().lstrip().startswith("to "):
             purpose = _clause(rest[end.start() :].strip()[3:])
-        lead = _LEAD_BECAUSE.match(sentence[: cue.start()].strip())
+        lead = cues.LEAD_BECAUSE.match(sentence[: cue.start()].strip())
         if not why and lead:
             why = _reason(lead.group("why"), content)
         for before in reversed(said[max(0, n - LOOK_BACK) : n]) if not why else ():
@@ -319,15 +263,15 @@ def _fix_in(said: list[str], skip: set[str], content: str) -> tuple[str, str, st
 
 def _diagnosis(sentence: str, content: str) -> str:
     """What a sentence says is wrong: the cause after "due to"/"where", or the sentence itself."""
-    if sentence.endswith("?") or _FIX.search(sentence):
+    if sentence.endswith("?") or cues.FIX.search(sentence):
         return ""
-    strong = _STRONG.search(sentence)
+    strong = cues.CAUSE.search(sentence)
     if strong:
         return _reason(sentence[strong.end() :], content)
     where = _WHERE.search(sentence)
-    if where and _WEAK.search(sentence[where.end() :]):
+    if where and cues.FAULT.search(sentence[where.end() :]):
         return _reason(sentence[where.end() :], content)
-    if _WEAK.search(sentence):
+    if cues.FAULT.search(sentence):
         lead = _LEAD.match(sentence)
         return _reason(sentence[lead.end() :] if lead else sentence, content)
     return ""

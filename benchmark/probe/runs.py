@@ -12,21 +12,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
+from benchmark import cues
 from benchmark.activity.actions import Action
 from benchmark.probe.text import clip, line_at
 
 ErrorKind = Literal["exception", "failed", "error"]
-
-_EXCEPTION = re.compile(
-    r"\b(?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Failure|Exit|Interrupt|NotFound)):[ \t]*\S"
-)
-_FAILED = re.compile(r"^\s*(?:FAILED|ERROR)\s+\S.*$|^\s*--- FAIL: \S.*$", re.M)
-_ERROR = re.compile(
-    r"^\s*(?:error|fatal|Error|ERROR|FATAL)(?:\[\w+\])?:\s*\S.*$|^npm ERR! \S.*$|"
-    r"^.*\b(?:No such file or directory|command not found|Permission denied|"
-    r"Segmentation fault)\b.*$",
-    re.M,
-)
 
 TEST_COMMAND = re.compile(
     r"(?:^|[\s;&|(/])(?:pytest|py\.test|python\d?(?:\.\d+)?\s+-m\s+(?:pytest|unittest)|tox|nox|"
@@ -42,7 +32,6 @@ _COUNT_FAILED = re.compile(r"\b([1-9]\d*) (?:failed|errors?)\b")
 _PASSED = re.compile(
     r"\b\d+ passed\b|^OK\b|^ok\s+\S|test result: ok\b|\bTests?:\s+\d+ passed\b|^PASS\b", re.M
 )
-_ERROR_MARK = re.compile(r"(?:error|fatal)(?:\[\w+\])?:|npm ERR!", re.I)
 # Code, not a report: a handler (``except KeyError: pass``) or an editor's numbered listing line.
 _NOT_REPORT = re.compile(r"\bexcept\s*\(?\s*$|^\s*\d+:(?!\d)")
 # Running a program or script (not a test suite, an installer or a file viewer).
@@ -72,15 +61,6 @@ _EXIT_STATUS = re.compile(
     r"\bexit status (-?\d+)\b|\bexited with (?:code|status) (-?\d+)\b",
     re.I,
 )
-# A tool's own error reply: Claude Code ``<tool_use_error>``, a reply opening with ``Error:``.
-_ERROR_REPLY = re.compile(
-    r"^\s*(?:<tool_use_error>|(?:error|fatal|failed|failure)(?:\[\w+\])?\s*[:!])|"
-    r"^[^\n]*\byour proposed edit has introduced\b",
-    re.I,
-)
-_TRACEBACK = re.compile(
-    r"^Traceback \(most recent call last\):|^panic: |^thread '.*' panicked", re.M
-)
 # What a background job prints when it starts: a notice, not its output.
 _BACKGROUND = re.compile(
     r"\b(?:running|started|launched) in (?:the )?background\b|"
@@ -105,12 +85,12 @@ def error_lines(output: str) -> list[ErrorLine]:
     to the lines that say what the issue is (``_whole``).
     """
     found: list[tuple[int, ErrorLine]] = []
-    for match in _FAILED.finditer(output):
+    for match in cues.FAILED_LINE.finditer(output):
         found.append((match.start(), ErrorLine("failed", _whole(output, match.start()))))
-    for match in _ERROR.finditer(output):
+    for match in cues.ERROR_LINE.finditer(output):
         found.append((match.start(), ErrorLine("error", _whole(output, match.start()))))
     for line_start, line in _lines(output):
-        match = _EXCEPTION.search(line)
+        match = cues.EXCEPTION.search(line)
         if match and not _NOT_REPORT.search(line[: match.start()]):
             text = _whole(output, line_start + match.start())
             found.append((line_start + match.start(), ErrorLine("exception", text, match.group(1))))
@@ -185,14 +165,14 @@ def call_error(action: Action) -> ErrorLine | None:
     if status == 0:
         return None
     err = main_error(output)
-    if _ERROR_REPLY.match(output):  # the tool's own error reply, quoted from its first line
+    if cues.ERROR_REPLY.match(output):  # the tool's own error reply, quoted from its first line
         start = len(output) - len(output.lstrip())
         return err or ErrorLine("error", _whole(output, start))
     if err is None or status is not None:
         return err
     if action.command is None:
         return None
-    if err.kind == "exception" and _TRACEBACK.search(output):
+    if err.kind == "exception" and cues.TRACEBACK.search(output):
         return err
     if err.kind in ("failed", "exception") and TEST_COMMAND.search(action.command):
         return err  # a test runner prints failures and collection errors only when they happen
@@ -211,7 +191,7 @@ def reported_error(text: str) -> str | None:
     errors = [
         e
         for e in error_lines(text)
-        if e.kind in ("exception", "failed") or _ERROR_MARK.match(e.text)
+        if e.kind in ("exception", "failed") or cues.ERROR_MARK.match(e.text)
     ]
     err = next((e for e in reversed(errors) if e.kind == "exception"), None) or next(
         iter(errors), None

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from benchmark import activity, identifiers
+from benchmark import activity, cues, identifiers
 from benchmark.activity.files import file_statuses
 from benchmark.transcript.models import Message
 
@@ -42,13 +42,6 @@ CURRENT_STATEMENTS = 3  # identifiers per kind in the concepts section
 _CHECK = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\[([ xX])\][ \t]+(\S[^\n]*?)[ \t]*$", re.M)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")
 _FENCE = re.compile(r"```[^\n]*\n.*?(?:```|\Z)", re.S)
-_CUE = re.compile(
-    r"\b(?:decision\s*:|decided|decide\s+(?:to|on)|(?:go|going|went)\s+with|chose|choose|"
-    r"opt(?:ed|ing)?\s+(?:for|to)|settled?\s+on|(?:we|I|let's)(?:'ll|\s+will)?\s+use|"
-    r"rather than|instead of)\b",
-    re.I,
-)
-_RATIONALE = re.compile(r"\b(?:because|since|so that|given that|as it|as this)\b", re.I)
 _NEXT = re.compile(
     r"\b(?:next|then I|then we|I'll|I will|we'll|we will|let me|let's|going to|plan is|"
     r"remaining|still need)\b",
@@ -152,7 +145,7 @@ def decisions(region: Region) -> list[str]:
         clip(s, MAX_SENTENCE_CHARS)
         for content in region.assistant_prose()
         for s in sentences(content)
-        if _CUE.search(s) and _RATIONALE.search(s)
+        if cues.DECISION_MENTION.search(s) and cues.RATIONALE_MENTION.search(s)
     ]
 
 

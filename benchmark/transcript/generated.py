@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from benchmark import tokens
 from benchmark.redaction import Redactor
-from benchmark.storage import entry_path, source_digest, write_atomic
+from benchmark.storage import entry_key, entry_path, source_digest, write_atomic
 from benchmark.transcript.models import Transcript
 
 log = logging.getLogger(__name__)
@@ -49,15 +49,16 @@ def session_seed(seed: int, index: int) -> int:
 
 
 def cache_key(seed: int, target_tokens: int, redactor: Redactor) -> str:
-    payload = {
-        "generator": source_digest(_GENERATOR),
-        "generator_data": source_digest(_GENERATOR / "data", "*"),
-        "seed": seed,
-        "target_tokens": target_tokens,
-        "tokens": [tokens.ENCODING, tokens.MESSAGE_OVERHEAD],
-        "redactor": redactor.fingerprint(),
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    return entry_key(
+        {
+            "generator": source_digest(_GENERATOR),
+            "generator_data": source_digest(_GENERATOR / "data", "*"),
+            "seed": seed,
+            "target_tokens": target_tokens,
+            "tokens": [tokens.ENCODING, tokens.MESSAGE_OVERHEAD],
+            "redactor": redactor.fingerprint(),
+        }
+    )
 
 
 def cache_path(cache_dir: Path, key: str) -> Path:
