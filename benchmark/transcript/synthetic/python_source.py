@@ -136,10 +136,10 @@ class Writer:
         top-level ``UPPER_CASE = value`` as a constant, as :meth:`func` and :meth:`const`
         would, so scenarios can edit them later (``record=False``: no functions are recorded);
         ``tags`` maps a function name to its tags.
-        A method's owner is the last ``class`` line of the template, else ``owner``.
+        A method's owner is the last ``class`` line of the template, else ``owner``. A line
+        holding only a placeholder that renders empty is left out.
         """
-        lines = template.format(**values).rstrip("\n").split("\n")
-        lines = [f"{indent}{line}" if line else "" for line in lines]
+        lines = [f"{indent}{line}" if line else "" for line in _fill(template, values)]
         for i, line in enumerate(lines):
             stripped = line.lstrip()
             pad = line[: len(line) - len(stripped)]
@@ -189,6 +189,19 @@ class Writer:
             payload_keys=self.payload_keys,
             anchors=self.anchors,
         )
+
+
+_BARE_PLACEHOLDER = re.compile(r" *\{[^{}]*\}")
+
+
+def _fill(template: str, values: dict[str, object]) -> list[str]:
+    """The template's lines filled in; a bare placeholder line that renders empty is dropped."""
+    lines: list[str] = []
+    for line in template.rstrip("\n").split("\n"):
+        text = line.format(**values)
+        if text or not _BARE_PLACEHOLDER.fullmatch(line):
+            lines.extend(text.split("\n"))
+    return lines
 
 
 def _split_params(text: str) -> list[str]:
