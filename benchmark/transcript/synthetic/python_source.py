@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import benchmark.transcript.synthetic.resources as resources
 from benchmark.transcript.synthetic.project import Func, SourceFile
@@ -119,14 +120,58 @@ class Writer:
         self.funcs.append(func)
         return func
 
+    def snippet(
+        self,
+        template: str,
+        *,
+        owner: str = "",
+        indent: str = "",
+        tags: dict[str, tuple[str, ...]] | None = None,
+        record: bool = True,
+        **values: object,
+    ) -> None:
+        """Append a source template from ``data/`` filled with ``values`` (:meth:`str.format`).
+
+        Every ``def`` in it except dunder methods is recorded as a :class:`Func`, and every
+        top-level ``UPPER_CASE = value`` as a constant, as :meth:`func` and :meth:`const`
+        would, so scenarios can edit them later (``record=False``: no functions are recorded);
+        ``tags`` maps a function name to its tags.
+        A method's owner is the last ``class`` line of the template, else ``owner``. A line
+        holding only a placeholder that renders empty is left out.
+        """
+        lines = [f"{indent}{line}" if line else "" for line in _fill(template, values)]
+        for i, line in enumerate(lines):
+            stripped = line.lstrip()
+            pad = line[: len(line) - len(stripped)]
+            if stripped.startswith("class "):
+                owner = re.split(r"[(:]", stripped[6:], maxsplit=1)[0]
+            if not pad and re.match(r"[A-Z][A-Z0-9_]* = ", line):
+                name, _, value = line.partition(" = ")
+                self.consts[name] = value
+            if record and stripped.startswith("def ") and not stripped.startswith("def __"):
+                self.funcs.append(_recorded(line, lines[i + 1], owner if pad else "", tags or {}))
+        self.out.extend(lines)
+
     def header(self, doc: str, std: list[str], third: list[str], local: list[str]) -> None:
         """Module docstring and imports, each group sorted the way isort does it."""
         self.add(f'"""{doc}"""', "", "from __future__ import annotations", "")
+        self._imports([std, third, local])
 
+    def header_snippet(self, template: str, **values: object) -> None:
+        """A module's head from a template: its docstring paragraph, then import groups.
+
+        Groups are separated by blank lines and sorted the way isort does it; a group
+        whose lines all render empty is dropped.
+        """
+        doc, *groups = template.format(**values).strip("\n").split("\n\n")
+        self.add(doc, "")
+        self._imports([[line for line in group.split("\n") if line] for group in groups])
+
+    def _imports(self, groups: list[list[str]]) -> None:
         def order(line: str) -> tuple[bool, str]:
             return line.startswith("from "), line.split()[1]
 
-        for group in (std, third, local):
+        for group in groups:
             if group:
                 self.add(*sorted(group, key=order))
                 self.blank()
@@ -144,6 +189,55 @@ class Writer:
             payload_keys=self.payload_keys,
             anchors=self.anchors,
         )
+
+
+_BARE_PLACEHOLDER = re.compile(r" *\{[^{}]*\}")
+
+
+def _fill(template: str, values: dict[str, object]) -> list[str]:
+    """The template's lines filled in; a bare placeholder line that renders empty is dropped."""
+    lines: list[str] = []
+    for line in template.rstrip("\n").split("\n"):
+        text = line.format(**values)
+        if text or not _BARE_PLACEHOLDER.fullmatch(line):
+            lines.extend(text.split("\n"))
+    return lines
+
+
+def _split_params(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets (the inverse of ``", ".join``)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    return [part for part in [*parts, text[start:].strip()] if part]
+
+
+def _recorded(def_line: str, doc_line: str, owner: str, tags: dict[str, tuple[str, ...]]) -> Func:
+    """The :class:`Func` for one rendered ``def`` line (and the docstring line under it)."""
+    stripped = def_line.lstrip()
+    name = stripped[4 : stripped.index("(")]
+    head, arrow, ret = stripped.rpartition(") -> ")
+    if not arrow:
+        head, ret = stripped.rstrip(":").removesuffix(")"), ""
+    params = _split_params(head[head.index("(") + 1 :])
+    if owner and params[:1] == ["self"]:
+        params = params[1:]
+    return Func(
+        name=name,
+        qual=f"{owner}.{name}" if owner else name,
+        def_line=def_line,
+        doc_line=doc_line,
+        params=[(p.split(":")[0].split("=")[0].strip(), p) for p in params],
+        ret=ret.removesuffix(":"),
+        indent=def_line[: len(def_line) - len(stripped)] + "    ",
+        tags=tags.get(name, ()),
+    )
 
 
 def numeric_fields(entity: Entity) -> list[Field]:
