@@ -29,6 +29,7 @@ from benchmark.config_checks import (
     check_writable,
     validation_message,
 )
+from benchmark.config_rules import check_rules
 from benchmark.errors import UserError
 from benchmark.probe.config import ProbeConfig
 from benchmark.redaction import BUILTIN_NAMES, compile_pattern
@@ -284,6 +285,7 @@ def validate(cfg: DictConfig | dict[str, Any]) -> BenchmarkConfig:
     except ValidationError as exc:
         raise UserError(validation_message(exc, model=BenchmarkConfig)) from None
     check_endpoints(data)
+    check_rules(config)  # between groups (benchmark.config_rules), before any work
     check_output_dirs(config)
     return config
 

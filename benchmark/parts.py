@@ -14,6 +14,7 @@ from typing import Any
 from benchmark.answerer.base import Answerer
 from benchmark.components import instantiate_target
 from benchmark.config import BenchmarkConfig, ComponentConfig
+from benchmark.config_rules import check_judge_criteria, warn_unused_summarizer
 from benchmark.errors import UserError
 from benchmark.judge.base import Judge
 from benchmark.llm import UsageLedger
@@ -42,8 +43,8 @@ def build_parts(config: BenchmarkConfig) -> Parts:
     answerer = build(config.answerer, "answerer", "answer", **shared)
     judge = build(config.judge, "judge", "judge", **shared)
     writer = build_writer(config.probe, **shared)
-    check_rubric(config, judge)
-    check_provider(config, policy, answerer)
+    check_judge_criteria(config, judge)
+    warn_unused_summarizer(config, policy)
     return Parts(policy=policy, answerer=answerer, judge=judge, ledger=ledger, writer=writer)
 
 
@@ -61,37 +62,3 @@ def build(component: ComponentConfig, group: str, method: str, **inject: Any) ->
     if not callable(getattr(obj, method, None)):
         raise UserError(f"{group}._target_ {component.target} has no '{method}' method")
     return obj
-
-
-def check_provider(config: BenchmarkConfig, policy: Policy, answerer: Answerer) -> None:
-    """A policy whose context only its provider can read needs an answerer on that provider."""
-    provider = getattr(policy, "provider", None)
-    if provider is None:
-        return
-    theirs = getattr(answerer, "provider", None)
-    if theirs != provider:
-        where = f"provider {theirs!r}" if theirs else "an offline answerer"
-        raise UserError(
-            f"policy '{config.policy.name}' leaves an encrypted context that only provider "
-            f"{provider!r} can read, but answerer '{config.answerer.name}' is {where}; choose an "
-            "LLM answerer on the same base_url (e.g. answerer=gpt4o)"
-        )
-
-
-def check_rubric(config: BenchmarkConfig, judge: Judge) -> None:
-    rubric = config.rubric
-    for ptype in config.probe.types:
-        if ptype not in rubric.probe_criteria:
-            raise UserError(
-                f"rubric '{rubric.name}' has no criteria for probe type '{ptype}' "
-                f"(rubric.probe_criteria.{ptype})"
-            )
-    supported = getattr(judge, "CRITERIA", None)
-    if supported is not None:
-        unknown = sorted(set(rubric.criteria) - set(supported))
-        if unknown:
-            raise UserError(
-                f"judge '{config.judge.name}' cannot score rubric criteria {unknown} "
-                f"(rubric '{rubric.name}'); it scores {sorted(supported)}, choose a rubric "
-                "with those (e.g. rubric=recall_2_1_0)"
-            )

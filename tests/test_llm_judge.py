@@ -320,7 +320,7 @@ def test_every_llm_judge_option_builds_and_judges(option, openai_stub, monkeypat
     judge = instantiate(spec, _convert_="all", ledger=UsageLedger())
     try:
         assert isinstance(judge, LLMJudge) and isinstance(judge.endpoint, Endpoint)
-        assert judge.endpoint.name == option
+        assert judge.endpoint.name in group_options("endpoint")  # conf/endpoint/<name>.yaml
         if judge.endpoint.model in PRICES:
             prices = (judge.endpoint.price_input_per_1m, judge.endpoint.price_output_per_1m)
             assert prices == PRICES[judge.endpoint.model]

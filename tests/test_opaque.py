@@ -219,7 +219,7 @@ def test_an_empty_region_makes_no_call(openai_stub: OpenAIStub) -> None:
 
 def test_config_builds_cheaply(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    config = validate(compose_config([*SMALL, "policy=opaque"]))
+    config = validate(compose_config([*SMALL, "policy=opaque", "answerer=gpt4o"]))
     policy = build(config.policy, "policy", "compact", ledger=UsageLedger())
     assert isinstance(policy, Opaque) and policy.endpoint.model == "gpt-5.2"
     assert policy.provider == "default"

@@ -19,7 +19,14 @@ from benchmark.transcript.models import FunctionCall, Message, ToolCall
 HEAD = "hsentinel5d1e"
 TAIL = "tsentinel8b3c"
 REGION = "rsentinel42aa"
-NAMES = ("regenerative", "anchored_iterative", "codex", "hermes", "aggressive", "floor10k")
+NAMES = (
+    "regenerative",
+    "anchored_iterative",
+    "codex",
+    "hermes",
+    "hermes_aggressive",
+    "hermes_floor10k",
+)
 CLASSES = ("Regenerative", "AnchoredIterative", "Codex", "Hermes", "ExtractiveSummarizer")
 
 

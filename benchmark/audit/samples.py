@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.config import BenchmarkConfig
+from benchmark.config_rules import check_judge_criteria
 from benchmark.judge.base import Judge
 from benchmark.llm import UsageLedger
 from benchmark.llm.cache import CacheMode, ResponseCache
-from benchmark.parts import build, check_rubric
+from benchmark.parts import build
 
 
 class SampleCache(ResponseCache):
@@ -85,7 +86,7 @@ def build_judges(config: BenchmarkConfig, samples: int, ledger: UsageLedger) -> 
             judge = build(config.judge, "judge", "judge", ledger=ledger, cache=cache)
             built.judges.append(judge)
             if k == 0:
-                check_rubric(config, judge)
+                check_judge_criteria(config, judge)
     except BaseException:
         built.close()
         raise

@@ -3,7 +3,7 @@
 After the context compressor of Hermes-agent-like harnesses (spec seed 003):
 the middle becomes a summary followed by the LLM-free anchor index of its
 identifiers, so needles a summary would paraphrase survive verbatim. The
-tail budget is the policy's own: the ``aggressive`` and ``floor10k``
+tail budget is the policy's own: the ``hermes_aggressive`` and ``hermes_floor10k``
 configs are this class with a smaller tail.
 """
 
