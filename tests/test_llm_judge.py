@@ -14,9 +14,11 @@ from openai_stub import Fault, OpenAIStub, message_text
 from benchmark import tokens
 from benchmark.errors import UserError
 from benchmark.judge import JudgeRequest, Judgment, LLMJudge
-from benchmark.judge.llm import extract_json, parse_rubric
-from benchmark.judge.prompts import CRITERIA, render_context
+from benchmark.judge.llm import parse_rubric
+from benchmark.judge.prompts import CRITERIA
 from benchmark.llm import Endpoint, UsageLedger
+from benchmark.llm.json_reply import extract_json
+from benchmark.llm.prompting import render_context
 from benchmark.probe.models import Fact, Gold
 from benchmark.transcript.models import FunctionCall, Message, ToolCall
 

@@ -13,10 +13,11 @@ from openai_stub import Fault, OpenAIStub, decrypt
 
 from benchmark.answerer import AnswerRequest, LLMAnswerer
 from benchmark.answerer.llm import recent
+from benchmark.answerer.prompts import ANSWERER_ITEMS_SYSTEM
 from benchmark.compaction import Segments, find_points
 from benchmark.config import validate
 from benchmark.judge import JudgeRequest, LLMJudge
-from benchmark.judge.prompts import ANSWERER_ITEMS_SYSTEM, ENCRYPTED_CONTEXT_NOTE
+from benchmark.judge.prompts import ENCRYPTED_CONTEXT_NOTE
 from benchmark.llm import LLMError, UsageLedger
 from benchmark.llm.items import from_output, provider_of, to_items
 from benchmark.llm.stage import as_endpoint

@@ -21,17 +21,12 @@ from typing import Any
 
 from benchmark import tokens
 from benchmark.answerer.base import Answer, AnswerRequest
-from benchmark.judge.prompts import (
-    ANSWERER_ITEMS_SYSTEM,
-    answerer_messages,
-    has_encrypted,
-    question_text,
-    render_context,
-)
+from benchmark.answerer.prompts import ANSWERER_ITEMS_SYSTEM, answerer_messages, question_text
 from benchmark.llm import Endpoint, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.items import provider_of, to_items
 from benchmark.llm.loop import run
+from benchmark.llm.prompting import has_encrypted, render_context
 from benchmark.llm.stage import connect, token_budget
 from benchmark.llm.window import Window
 from benchmark.transcript.models import Message

@@ -13,9 +13,7 @@ policy.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -23,43 +21,15 @@ from benchmark.judge import prompts
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.llm import Endpoint, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
+from benchmark.llm.json_reply import extract_json, strict_object
 from benchmark.llm.loop import run
+from benchmark.llm.prompting import render_context
 from benchmark.llm.stage import connect, token_budget
 from benchmark.llm.window import Window
-from benchmark.redaction import clip
 
 JudgeMode = Literal["rubric", "2_1_0"]
 VERDICT_CRITERION = "recall_correctness"
 VERDICTS: dict[str, int] = {"correct": 2, "partial": 1, "wrong": 0}
-
-_FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.S | re.I)
-
-
-def extract_json(text: str) -> Any:
-    """The JSON object in a reply: bare, inside a ```json fence, or amid prose.
-
-    Raises ``ValueError`` (which makes the client ask again) when none parses.
-    """
-    stripped = text.strip()
-    candidates = [stripped, *(m.group(1).strip() for m in _FENCE.finditer(text))]
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start >= 0:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    raise ValueError(f"reply is not a JSON object: {clip(stripped, 80)!r}")
 
 
 def _number(value: Any, where: str, scale_max: int) -> float:
@@ -112,33 +82,19 @@ def parse_verdict(text: str, scale_max: int) -> list[CriterionResult]:
 
 
 def rubric_schema(criteria: Sequence[str], scale_max: int) -> dict[str, Any]:
-    item = {
-        "type": "object",
-        "properties": {
+    item = strict_object(
+        {
             "criterionId": {"type": "string", "enum": list(criteria)},
             "reasoning": {"type": "string"},
             "score": {"type": "integer", "minimum": 0, "maximum": scale_max},
-        },
-        "required": ["criterionId", "reasoning", "score"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {"criterionResults": {"type": "array", "items": item}},
-        "required": ["criterionResults"],
-        "additionalProperties": False,
-    }
+        }
+    )
+    return strict_object({"criterionResults": {"type": "array", "items": item}})
 
 
-VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string"},
-        "verdict": {"type": "string", "enum": list(VERDICTS)},
-    },
-    "required": ["reasoning", "verdict"],
-    "additionalProperties": False,
-}
+VERDICT_SCHEMA: dict[str, Any] = strict_object(
+    {"reasoning": {"type": "string"}, "verdict": {"type": "string", "enum": list(VERDICTS)}}
+)
 
 
 class LLMJudge:
@@ -210,7 +166,7 @@ class LLMJudge:
             return self.window.check(prompts.verdict_messages(request), schema=schema)
         return self.window.fit(
             self.max_context_tokens,
-            lambda budget: prompts.render_context(request.compacted_context, budget),
+            lambda budget: render_context(request.compacted_context, budget),
             lambda context: prompts.rubric_messages(request, context, criteria),
             schema=schema,
         )

@@ -19,10 +19,10 @@ from typing import Any, get_args
 from benchmark.compaction import CompactionPoint
 from benchmark.components import instantiate_target
 from benchmark.errors import UserError
-from benchmark.judge.llm import extract_json
 from benchmark.llm import Endpoint, UsageLedger
 from benchmark.llm.budget import chat_tokens
 from benchmark.llm.cache import ResponseCache
+from benchmark.llm.json_reply import extract_json
 from benchmark.llm.stage import connect, token_budget
 from benchmark.llm.window import Window
 from benchmark.probe.candidate import Candidate, View

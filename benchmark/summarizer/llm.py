@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchmark import tokens
-from benchmark.judge.prompts import render_context
 from benchmark.llm import Endpoint, EndpointUnreachable, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
+from benchmark.llm.prompting import render_context
 from benchmark.llm.stage import connect, token_budget
 from benchmark.llm.window import Window
 from benchmark.summarizer import prompts
