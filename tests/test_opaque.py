@@ -19,8 +19,8 @@ from benchmark.config import validate
 from benchmark.judge import JudgeRequest, LLMJudge
 from benchmark.judge.prompts import ENCRYPTED_CONTEXT_NOTE
 from benchmark.llm import LLMError, UsageLedger
-from benchmark.llm.items import from_output, provider_of, to_items
-from benchmark.llm.stage import as_endpoint
+from benchmark.llm.connect import as_endpoint
+from benchmark.llm.responses_wire import from_output, provider_of, to_items
 from benchmark.parts import build
 from benchmark.pipeline import run_job, run_point
 from benchmark.policy import Opaque
@@ -240,7 +240,7 @@ def test_answerer_continues_through_the_responses_api(openai_stub: OpenAIStub) -
 
     seen = openai_stub.requests[-1]
     assert seen.path == "/v1/responses" and seen.body is not None
-    assert seen.body["input"] == answerer.input_items(request)
+    assert seen.body["input"] == answerer.client.input_items(*answerer.resumed(request))
     assert seen.body["instructions"] == ANSWERER_ITEMS_SYSTEM and seen.body["store"] is False
     item = context[3].compaction
     assert item is not None

@@ -21,10 +21,10 @@ from benchmark.judge import prompts
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.llm import Endpoint, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
+from benchmark.llm.connect import connect, token_budget
 from benchmark.llm.json_reply import extract_json, strict_object
 from benchmark.llm.loop import run
 from benchmark.llm.prompting import render_context
-from benchmark.llm.stage import connect, token_budget
 from benchmark.llm.window import Window
 
 JudgeMode = Literal["rubric", "2_1_0"]

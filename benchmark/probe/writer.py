@@ -22,8 +22,8 @@ from benchmark.errors import UserError
 from benchmark.llm import Endpoint, UsageLedger
 from benchmark.llm.budget import chat_tokens
 from benchmark.llm.cache import ResponseCache
+from benchmark.llm.connect import connect, token_budget
 from benchmark.llm.json_reply import extract_json
-from benchmark.llm.stage import connect, token_budget
 from benchmark.llm.window import Window
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.config import ProbeConfig

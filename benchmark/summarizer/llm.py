@@ -16,8 +16,8 @@ from typing import Any
 from benchmark import tokens
 from benchmark.llm import Endpoint, EndpointUnreachable, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
+from benchmark.llm.connect import connect, token_budget
 from benchmark.llm.prompting import render_context
-from benchmark.llm.stage import connect, token_budget
 from benchmark.llm.window import Window
 from benchmark.summarizer import prompts
 from benchmark.summarizer.base import SummaryRequest
