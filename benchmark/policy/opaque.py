@@ -17,7 +17,7 @@ from benchmark.llm import Endpoint, UsageLedger
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.connect import connect
 from benchmark.llm.native import NativeClient
-from benchmark.policy.summarizing import dropped_indices, splice
+from benchmark.policy.spans import region_dropped, splice
 from benchmark.transcript.models import Message
 
 
@@ -45,9 +45,7 @@ class Opaque:
         self.provider = self.client.provider
 
     def compact(self, segments: Segments) -> list[Message]:
-        messages = segments.messages
-        start = len(segments.head)
-        dropped = dropped_indices(messages, start, start + len(segments.region))
+        messages, dropped = segments.messages, region_dropped(segments)
         if not dropped:
             return messages
         kept = self.client.compact([messages[i] for i in dropped])
