@@ -17,8 +17,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from benchmark.judge import prompts
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
+from benchmark.judge.prompts import CRITERIA as CRITERION_TEXTS
+from benchmark.judge.prompts import rubric_messages, verdict_messages
 from benchmark.llm import Endpoint, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.connect import connect, token_budget
@@ -104,7 +105,7 @@ class LLMJudge:
     the parsed scores and the error, for the tracker to log.
     """
 
-    CRITERIA: frozenset[str] = frozenset(prompts.CRITERIA)
+    CRITERIA: frozenset[str] = frozenset(CRITERION_TEXTS)
 
     def __init__(
         self,
@@ -163,11 +164,11 @@ class LLMJudge:
         """The exact chat messages sent: the rubric prompt with as much of the context as
         ``max_context_tokens`` and the endpoint's window allow (newest part kept)."""
         if self.mode == "2_1_0":
-            return self.window.check(prompts.verdict_messages(request), schema=schema)
+            return self.window.check(verdict_messages(request), schema=schema)
         return self.window.fit(
             self.max_context_tokens,
             lambda budget: render_context(request.compacted_context, budget),
-            lambda context: prompts.rubric_messages(request, context, criteria),
+            lambda context: rubric_messages(request, context, criteria),
             schema=schema,
         )
 

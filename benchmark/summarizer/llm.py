@@ -19,8 +19,8 @@ from benchmark.llm.cache import ResponseCache
 from benchmark.llm.connect import connect, token_budget
 from benchmark.llm.prompting import render_context
 from benchmark.llm.window import Window
-from benchmark.summarizer import prompts
 from benchmark.summarizer.base import SummaryRequest
+from benchmark.summarizer.prompts import check_reply, messages
 
 
 class LLMSummarizer:
@@ -54,14 +54,12 @@ class LLMSummarizer:
         return self.window.fit(
             self.max_region_tokens,
             lambda budget: render_context(request.region, budget),
-            lambda region: prompts.messages(
-                region, request.sections, length, request.previous_summary
-            ),
+            lambda region: messages(region, request.sections, length, request.previous_summary),
         )
 
     def summarize(self, request: SummaryRequest) -> str:
         def parse(text: str) -> str:
-            return prompts.check_reply(text, request.sections)
+            return check_reply(text, request.sections)
 
         try:
             _, summary = self.client.complete(self.messages(request), parse=parse)
