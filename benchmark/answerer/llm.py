@@ -24,15 +24,14 @@ from benchmark.answerer.base import Answer, AnswerRequest
 from benchmark.answerer.prompts import ANSWERER_ITEMS_SYSTEM, answerer_messages, question_text
 from benchmark.llm import Endpoint, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
-from benchmark.llm.connect import connect, token_budget
+from benchmark.llm.connect import LLMStage, token_budget
 from benchmark.llm.loop import run
 from benchmark.llm.native import NativeClient
 from benchmark.llm.prompting import has_encrypted, render_context
-from benchmark.llm.window import Window
 from benchmark.transcript.models import Message
 
 
-class LLMAnswerer:
+class LLMAnswerer(LLMStage):
     """Plain-text answers; a transport or server failure gives a failed ``Answer``."""
 
     def __init__(
@@ -43,10 +42,8 @@ class LLMAnswerer:
         cache: ResponseCache | None = None,
     ) -> None:
         token_budget("max_context_tokens", max_context_tokens)
-        self.endpoint, self.ledger, self.client = connect(
-            endpoint, "answerer", ledger, cache, kind=NativeClient
-        )
-        self.window = Window(self.endpoint, "answerer", self.ledger)
+        super().__init__(endpoint, "answerer", ledger, cache, kind=NativeClient)
+        self.client: NativeClient
         self.max_context_tokens = max_context_tokens
         self.provider = self.client.provider
 
@@ -111,9 +108,6 @@ class LLMAnswerer:
         except LLMError as exc:
             return Answer(failed=True, error=str(exc))
         return Answer(text=completion.text.strip(), truncated=completion.truncated)
-
-    def close(self) -> None:
-        self.client.close()
 
 
 def _items_tokens(context: Sequence[Message], question: str) -> int:

@@ -22,11 +22,10 @@ from benchmark.judge.prompts import CRITERIA as CRITERION_TEXTS
 from benchmark.judge.prompts import rubric_messages, verdict_messages
 from benchmark.llm import Endpoint, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
-from benchmark.llm.connect import connect, token_budget
+from benchmark.llm.connect import LLMStage, token_budget
 from benchmark.llm.json_reply import extract_json, strict_object
 from benchmark.llm.loop import run
 from benchmark.llm.prompting import render_context
-from benchmark.llm.window import Window
 
 JudgeMode = Literal["rubric", "2_1_0"]
 VERDICT_CRITERION = "recall_correctness"
@@ -98,7 +97,7 @@ VERDICT_SCHEMA: dict[str, Any] = strict_object(
 )
 
 
-class LLMJudge:
+class LLMJudge(LLMStage):
     """Grades a ``JudgeRequest`` with an LLM; it sees nothing but the request.
 
     Every judgment carries its ``record``: the input messages, each raw reply,
@@ -120,8 +119,7 @@ class LLMJudge:
         if mode not in ("rubric", "2_1_0"):
             raise ValueError(f"judge mode must be 'rubric' or '2_1_0', got {mode!r}")
         token_budget("max_context_tokens", max_context_tokens)
-        self.endpoint, self.ledger, self.client = connect(endpoint, "judge", ledger, cache)
-        self.window = Window(self.endpoint, "judge", self.ledger)
+        super().__init__(endpoint, "judge", ledger, cache)
         self.mode: JudgeMode = mode
         self.max_context_tokens = max_context_tokens
         if mode == "2_1_0":
@@ -204,6 +202,3 @@ class LLMJudge:
             "failed": judgment.failed,
             "error": judgment.error,
         }
-
-    def close(self) -> None:
-        self.client.close()

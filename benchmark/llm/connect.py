@@ -1,5 +1,6 @@
 """Connecting an LLM-backed stage (judge, answerer, summarizer, probe writer, native
-compaction) to its endpoint: the validated endpoint, the usage ledger and a client."""
+compaction) to its endpoint: the validated endpoint, the usage ledger and a client;
+:class:`LLMStage`, what each of those stages holds."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from benchmark.llm.cache import ResponseCache
 from benchmark.llm.client import LLMClient
 from benchmark.llm.endpoint import Endpoint
 from benchmark.llm.usage import UsageLedger
+from benchmark.llm.window import Window
 
 C = TypeVar("C", bound=LLMClient)
 
@@ -48,3 +50,27 @@ def connect(
     resolved = as_endpoint(endpoint)
     ledger = ledger if ledger is not None else UsageLedger()
     return resolved, ledger, kind(resolved, role=role, ledger=ledger, cache=cache)
+
+
+class LLMStage:
+    """What every LLM-backed stage holds: its endpoint, the usage ledger, a client for its
+    role (of class ``kind``) and the fitter to the endpoint's window.
+
+    A subclass checks its own parameters first, then calls this, which reads the key (a
+    missing one fails before any work).
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint | Mapping[str, Any],
+        role: str,
+        ledger: UsageLedger | None,
+        cache: ResponseCache | None,
+        kind: type[LLMClient] = LLMClient,
+    ) -> None:
+        self.endpoint, self.ledger, self.client = connect(endpoint, role, ledger, cache, kind)
+        self.window = Window(self.endpoint, role, self.ledger)
+
+    def close(self) -> None:
+        """Release the client's connections."""
+        self.client.close()
