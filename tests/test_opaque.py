@@ -19,7 +19,8 @@ from benchmark.config import validate
 from benchmark.judge import JudgeRequest, LLMJudge
 from benchmark.judge.prompts import ENCRYPTED_CONTEXT_NOTE
 from benchmark.llm import LLMError, UsageLedger
-from benchmark.llm.connect import as_endpoint
+from benchmark.llm.connect import as_endpoint, connect
+from benchmark.llm.native import NativeClient
 from benchmark.llm.responses_wire import from_output, provider_of, to_items
 from benchmark.parts import build
 from benchmark.pipeline import run_job, run_point
@@ -216,6 +217,16 @@ def test_an_empty_region_makes_no_call(openai_stub: OpenAIStub) -> None:
     bare = Segments(head=seg.head, region=[], tail=seg.tail[1:], region_offset=2)
     assert Opaque(endpoint(openai_stub)).compact(bare) == bare.messages
     assert openai_stub.requests == []
+
+
+def test_the_client_compacts_messages_and_sends_nothing_for_none(openai_stub: OpenAIStub) -> None:
+    _, _, client = connect(endpoint(openai_stub), "summarizer", None, kind=NativeClient)
+    silent = [Message(role="assistant", content="")]  # no Responses API item to send
+    assert client.compact(silent) == silent and openai_stub.requests == []
+    kept = client.compact(session().region[:-1])
+    assert [m.compaction is not None for m in kept].count(True) == 1
+    assert client.provider == openai_stub.base_url
+    client.close()
 
 
 def test_config_builds_cheaply(monkeypatch: pytest.MonkeyPatch) -> None:
