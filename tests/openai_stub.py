@@ -10,41 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from benchmark.stub import (
-    CREATED,
-    FAULT_KINDS,
-    Fault,
-    FaultMix,
-    OpenAIStub,
-    StubRequest,
-    StubStats,
-    completion,
-    decrypt,
-    default_reply,
-    error_body,
-    message_text,
-    scripted_reply,
-    serve_in_subprocess,
-)
+from benchmark import stub
+from benchmark.stub import *  # noqa: F403  (the stub's public names, re-exported)
+from benchmark.stub import OpenAIStub
 
-__all__ = [
-    "CREATED",
-    "FAULT_KINDS",
-    "Fault",
-    "FaultMix",
-    "OpenAIStub",
-    "StubRequest",
-    "StubStats",
-    "completion",
-    "decrypt",
-    "default_reply",
-    "error_body",
-    "message_text",
-    "openai_stub",
-    "openai_stub_fixture",
-    "scripted_reply",
-    "serve_in_subprocess",
-]
+__all__ = [*stub.__all__, "openai_stub", "openai_stub_fixture"]
 
 
 @pytest.fixture(name="openai_stub")

@@ -14,9 +14,11 @@ from openai_stub import Fault, OpenAIStub, message_text
 from benchmark import tokens
 from benchmark.errors import UserError
 from benchmark.judge import JudgeRequest, Judgment, LLMJudge
-from benchmark.judge.llm import extract_json, parse_rubric
-from benchmark.judge.prompts import CRITERIA, render_context
+from benchmark.judge.llm import parse_rubric
+from benchmark.judge.prompts import CRITERIA
 from benchmark.llm import Endpoint, UsageLedger
+from benchmark.llm.json_reply import extract_json, strict_object
+from benchmark.llm.prompting import render_context
 from benchmark.probe.models import Fact, Gold
 from benchmark.transcript.models import FunctionCall, Message, ToolCall
 
@@ -123,6 +125,16 @@ def test_object_surrounded_by_text_is_extracted():
     assert extract_json(text)["criterionResults"][0]["score"] == 1
     with pytest.raises(ValueError, match="not a JSON object"):
         extract_json("no json here [1, 2]")
+
+
+def test_strict_object_requires_every_property_and_nothing_else():
+    schema = strict_object({"b": {"type": "string"}, "a": {"type": "integer"}})
+    assert schema == {
+        "type": "object",
+        "properties": {"b": {"type": "string"}, "a": {"type": "integer"}},
+        "required": ["b", "a"],
+        "additionalProperties": False,
+    }
 
 
 def test_server_rejecting_json_schema_falls_back_to_json_object(openai_stub, make_judge):

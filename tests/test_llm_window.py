@@ -8,6 +8,7 @@ import pytest
 from conftest import SMALL, compose_config
 
 from benchmark import tokens
+from benchmark.answerer import prompts as answerer_prompts
 from benchmark.answerer.base import AnswerRequest
 from benchmark.answerer.llm import LLMAnswerer
 from benchmark.config import validate
@@ -17,6 +18,7 @@ from benchmark.judge.base import JudgeRequest
 from benchmark.judge.llm import LLMJudge, rubric_schema
 from benchmark.llm import UsageLedger
 from benchmark.llm.budget import chat_tokens, padded
+from benchmark.llm.prompting import render_context
 from benchmark.llm.window import prompt_room
 from benchmark.parts import build_parts
 from benchmark.pipeline import run_job
@@ -145,10 +147,10 @@ def test_the_tighter_of_max_context_tokens_and_the_window_wins(openai_stub):
     wide = LLMAnswerer(endpoint(openai_stub.base_url, 100_000), ledger=ledger)
 
     request = AnswerRequest(question=question, context=context)
-    expected = prompts.answerer_messages(question, prompts.render_context(context, 300))
+    expected = answerer_prompts.answerer_messages(question, render_context(context, 300))
     assert capped.messages(request) == unbounded.messages(request) == expected
-    assert wide.messages(request) == prompts.answerer_messages(
-        question, prompts.render_context(context, 60_000)
+    assert wide.messages(request) == answerer_prompts.answerer_messages(
+        question, render_context(context, 60_000)
     )
     assert ledger.metrics().get("llm/answerer/clipped", 0) == 0
 
@@ -195,7 +197,9 @@ def test_local_configs_fit_an_8k_server_with_room_for_context():
             fixed = chat_tokens(prompts.rubric_messages(request, "", CRITERIA))
             fixed += tokens.count(json.dumps(rubric_schema(CRITERIA, 5)))
         elif isinstance(role, LLMAnswerer):
-            fixed = chat_tokens(prompts.answerer_messages("Which file was edited last?", ""))
+            fixed = chat_tokens(
+                answerer_prompts.answerer_messages("Which file was edited last?", "")
+            )
         elif isinstance(role, LLMSummarizer):
             previous = "word " * ep.max_tokens  # an earlier summary as long as a reply can be
             sections = list(REGENERATIVE_SECTIONS)  # the longest list of headings

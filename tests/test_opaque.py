@@ -13,13 +13,15 @@ from openai_stub import Fault, OpenAIStub, decrypt
 
 from benchmark.answerer import AnswerRequest, LLMAnswerer
 from benchmark.answerer.llm import recent
+from benchmark.answerer.prompts import ANSWERER_ITEMS_SYSTEM
 from benchmark.compaction import Segments, find_points
 from benchmark.config import validate
 from benchmark.judge import JudgeRequest, LLMJudge
-from benchmark.judge.prompts import ANSWERER_ITEMS_SYSTEM, ENCRYPTED_CONTEXT_NOTE
+from benchmark.judge.prompts import ENCRYPTED_CONTEXT_NOTE
 from benchmark.llm import LLMError, UsageLedger
-from benchmark.llm.items import from_output, provider_of, to_items
-from benchmark.llm.stage import as_endpoint
+from benchmark.llm.connect import as_endpoint, connect
+from benchmark.llm.native import NativeClient
+from benchmark.llm.responses_wire import from_output, provider_of, to_items
 from benchmark.parts import build
 from benchmark.pipeline import run_job, run_point
 from benchmark.policy import Opaque
@@ -217,6 +219,16 @@ def test_an_empty_region_makes_no_call(openai_stub: OpenAIStub) -> None:
     assert openai_stub.requests == []
 
 
+def test_the_client_compacts_messages_and_sends_nothing_for_none(openai_stub: OpenAIStub) -> None:
+    _, _, client = connect(endpoint(openai_stub), "summarizer", None, kind=NativeClient)
+    silent = [Message(role="assistant", content="")]  # no Responses API item to send
+    assert client.compact(silent) == silent and openai_stub.requests == []
+    kept = client.compact(session().region[:-1])
+    assert [m.compaction is not None for m in kept].count(True) == 1
+    assert client.provider == openai_stub.base_url
+    client.close()
+
+
 def test_config_builds_cheaply(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     config = validate(compose_config([*SMALL, "policy=opaque", "answerer=gpt4o"]))
@@ -239,7 +251,7 @@ def test_answerer_continues_through_the_responses_api(openai_stub: OpenAIStub) -
 
     seen = openai_stub.requests[-1]
     assert seen.path == "/v1/responses" and seen.body is not None
-    assert seen.body["input"] == answerer.input_items(request)
+    assert seen.body["input"] == answerer.client.input_items(*answerer.resumed(request))
     assert seen.body["instructions"] == ANSWERER_ITEMS_SYSTEM and seen.body["store"] is False
     item = context[3].compaction
     assert item is not None

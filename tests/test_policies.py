@@ -22,6 +22,7 @@ from benchmark.policy import (
     Truncate,
 )
 from benchmark.policy.anchor_index import HEADING
+from benchmark.policy.spans import region_dropped, splice
 from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import FunctionCall, Message, ToolCall
 
@@ -197,6 +198,24 @@ def test_blinding_no_policy_name_in_output(policy: Policy) -> None:
     )
     assert not pattern.search(text(seg.messages))  # the check is meaningful
     assert not pattern.search(text(policy.compact(seg)))
+
+
+def test_region_dropped_keeps_spans_crossing_the_region_edges() -> None:
+    head = [Message(role="user", content="go"), assistant(None, call("h1", "read"))]
+    region = [result("h1", "head's result"), Message(role="user", content="next")]
+    region += [assistant("Running.", call("t1", "run"))]
+    tail = [result("t1", "tail's result")]
+    seg = Segments(head=head, region=region, tail=tail, region_offset=len(head))
+    dropped = region_dropped(seg)
+    assert dropped == [3]  # the head's result and the call answered in the tail stay
+    stand_in = Message(role="user", content="(summary)")
+    assert splice(seg.messages, dropped, [stand_in]) == [
+        *head,
+        region[0],
+        stand_in,
+        *region[2:],
+        *tail,
+    ]
 
 
 def test_none_is_identity() -> None:

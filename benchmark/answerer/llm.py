@@ -21,23 +21,17 @@ from typing import Any
 
 from benchmark import tokens
 from benchmark.answerer.base import Answer, AnswerRequest
-from benchmark.judge.prompts import (
-    ANSWERER_ITEMS_SYSTEM,
-    answerer_messages,
-    has_encrypted,
-    question_text,
-    render_context,
-)
+from benchmark.answerer.prompts import ANSWERER_ITEMS_SYSTEM, answerer_messages, question_text
 from benchmark.llm import Endpoint, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
-from benchmark.llm.items import provider_of, to_items
+from benchmark.llm.connect import LLMStage, token_budget
 from benchmark.llm.loop import run
-from benchmark.llm.stage import connect, token_budget
-from benchmark.llm.window import Window
+from benchmark.llm.native import NativeClient
+from benchmark.llm.prompting import has_encrypted, render_context
 from benchmark.transcript.models import Message
 
 
-class LLMAnswerer:
+class LLMAnswerer(LLMStage):
     """Plain-text answers; a transport or server failure gives a failed ``Answer``."""
 
     def __init__(
@@ -48,10 +42,10 @@ class LLMAnswerer:
         cache: ResponseCache | None = None,
     ) -> None:
         token_budget("max_context_tokens", max_context_tokens)
-        self.endpoint, self.ledger, self.client = connect(endpoint, "answerer", ledger, cache)
-        self.window = Window(self.endpoint, "answerer", self.ledger)
+        super().__init__(endpoint, "answerer", ledger, cache, kind=NativeClient)
+        self.client: NativeClient
         self.max_context_tokens = max_context_tokens
-        self.provider = provider_of(self.endpoint)
+        self.provider = self.client.provider
 
     def messages(self, request: AnswerRequest) -> list[dict[str, str]]:
         """The exact chat messages sent for ``request`` (a context with no encrypted item):
@@ -62,22 +56,23 @@ class LLMAnswerer:
             lambda context: answerer_messages(request.question, context),
         )
 
-    def input_items(self, request: AnswerRequest) -> list[dict[str, Any]]:
-        """The exact Responses API input sent for a context holding an encrypted item.
+    def resumed(self, request: AnswerRequest) -> tuple[list[Message], str]:
+        """What is sent for a context holding an encrypted item: the kept context and the
+        question (the client's ``input_items`` gives the exact Responses API input).
 
         The newest messages within ``max_context_tokens`` and the endpoint's window
         (whole messages, never starting on a tool result), then the question. An
         encrypted item is counted by its message's ``tokens``: only its provider
         can count it exactly.
         """
-        question = {"type": "message", "role": "user", "content": question_text(request.question)}
+        question = question_text(request.question)
         kept = self.window.fit(
             self.max_context_tokens,
             lambda budget: recent(request.context, budget),
             lambda context: context,
-            measure=lambda context: _items_tokens(context, question["content"]),
+            measure=lambda context: _items_tokens(context, question),
         )
-        return [*to_items(kept), question]
+        return kept, question
 
     def answer(self, request: AnswerRequest) -> Answer:
         return run(self.aanswer(request))
@@ -109,15 +104,10 @@ class LLMAnswerer:
                 ),
             )
         try:
-            completion = await self.client.arespond(
-                ANSWERER_ITEMS_SYSTEM, self.input_items(request)
-            )
+            completion = await self.client.arespond(ANSWERER_ITEMS_SYSTEM, *self.resumed(request))
         except LLMError as exc:
             return Answer(failed=True, error=str(exc))
         return Answer(text=completion.text.strip(), truncated=completion.truncated)
-
-    def close(self) -> None:
-        self.client.close()
 
 
 def _items_tokens(context: Sequence[Message], question: str) -> int:

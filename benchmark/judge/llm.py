@@ -13,53 +13,23 @@ policy.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from benchmark.judge import prompts
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
+from benchmark.judge.prompts import CRITERIA as CRITERION_TEXTS
+from benchmark.judge.prompts import rubric_messages, verdict_messages
 from benchmark.llm import Endpoint, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
+from benchmark.llm.connect import LLMStage, token_budget
+from benchmark.llm.json_reply import extract_json, strict_object
 from benchmark.llm.loop import run
-from benchmark.llm.stage import connect, token_budget
-from benchmark.llm.window import Window
-from benchmark.redaction import clip
+from benchmark.llm.prompting import render_context
 
 JudgeMode = Literal["rubric", "2_1_0"]
 VERDICT_CRITERION = "recall_correctness"
 VERDICTS: dict[str, int] = {"correct": 2, "partial": 1, "wrong": 0}
-
-_FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.S | re.I)
-
-
-def extract_json(text: str) -> Any:
-    """The JSON object in a reply: bare, inside a ```json fence, or amid prose.
-
-    Raises ``ValueError`` (which makes the client ask again) when none parses.
-    """
-    stripped = text.strip()
-    candidates = [stripped, *(m.group(1).strip() for m in _FENCE.finditer(text))]
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start >= 0:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    raise ValueError(f"reply is not a JSON object: {clip(stripped, 80)!r}")
 
 
 def _number(value: Any, where: str, scale_max: int) -> float:
@@ -112,43 +82,29 @@ def parse_verdict(text: str, scale_max: int) -> list[CriterionResult]:
 
 
 def rubric_schema(criteria: Sequence[str], scale_max: int) -> dict[str, Any]:
-    item = {
-        "type": "object",
-        "properties": {
+    item = strict_object(
+        {
             "criterionId": {"type": "string", "enum": list(criteria)},
             "reasoning": {"type": "string"},
             "score": {"type": "integer", "minimum": 0, "maximum": scale_max},
-        },
-        "required": ["criterionId", "reasoning", "score"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {"criterionResults": {"type": "array", "items": item}},
-        "required": ["criterionResults"],
-        "additionalProperties": False,
-    }
+        }
+    )
+    return strict_object({"criterionResults": {"type": "array", "items": item}})
 
 
-VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string"},
-        "verdict": {"type": "string", "enum": list(VERDICTS)},
-    },
-    "required": ["reasoning", "verdict"],
-    "additionalProperties": False,
-}
+VERDICT_SCHEMA: dict[str, Any] = strict_object(
+    {"reasoning": {"type": "string"}, "verdict": {"type": "string", "enum": list(VERDICTS)}}
+)
 
 
-class LLMJudge:
+class LLMJudge(LLMStage):
     """Grades a ``JudgeRequest`` with an LLM; it sees nothing but the request.
 
     Every judgment carries its ``record``: the input messages, each raw reply,
     the parsed scores and the error, for the tracker to log.
     """
 
-    CRITERIA: frozenset[str] = frozenset(prompts.CRITERIA)
+    CRITERIA: frozenset[str] = frozenset(CRITERION_TEXTS)
 
     def __init__(
         self,
@@ -163,8 +119,7 @@ class LLMJudge:
         if mode not in ("rubric", "2_1_0"):
             raise ValueError(f"judge mode must be 'rubric' or '2_1_0', got {mode!r}")
         token_budget("max_context_tokens", max_context_tokens)
-        self.endpoint, self.ledger, self.client = connect(endpoint, "judge", ledger, cache)
-        self.window = Window(self.endpoint, "judge", self.ledger)
+        super().__init__(endpoint, "judge", ledger, cache)
         self.mode: JudgeMode = mode
         self.max_context_tokens = max_context_tokens
         if mode == "2_1_0":
@@ -207,11 +162,11 @@ class LLMJudge:
         """The exact chat messages sent: the rubric prompt with as much of the context as
         ``max_context_tokens`` and the endpoint's window allow (newest part kept)."""
         if self.mode == "2_1_0":
-            return self.window.check(prompts.verdict_messages(request), schema=schema)
+            return self.window.check(verdict_messages(request), schema=schema)
         return self.window.fit(
             self.max_context_tokens,
-            lambda budget: prompts.render_context(request.compacted_context, budget),
-            lambda context: prompts.rubric_messages(request, context, criteria),
+            lambda budget: render_context(request.compacted_context, budget),
+            lambda context: rubric_messages(request, context, criteria),
             schema=schema,
         )
 
@@ -247,6 +202,3 @@ class LLMJudge:
             "failed": judgment.failed,
             "error": judgment.error,
         }
-
-    def close(self) -> None:
-        self.client.close()

@@ -10,7 +10,9 @@ every client of the endpoint remembers it, and the cache remembers the refusal.
 A retry after an invalid reply is a repaired request, never the same one.
 
 Stages call the synchronous methods from any thread, or await the ``a``
-methods on the shared loop (:mod:`benchmark.llm.loop`).
+methods on the shared loop (:mod:`benchmark.llm.loop`). The provider's Responses
+API (native compaction, and continuing from its encrypted item) is
+:class:`benchmark.llm.native.NativeClient`'s.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from benchmark.llm.cache import ResponseCache, request_key
 from benchmark.llm.completion import Completion
 from benchmark.llm.endpoint import Endpoint, normalise_base_url
 from benchmark.llm.http import ChatTransport
-from benchmark.llm.items import response_usage
 from benchmark.llm.loop import _Loop
 from benchmark.llm.reach import (
     CONNECT_TRIES,
@@ -126,52 +127,6 @@ class LLMClient:
             return await self._chat(repair, schema, n)
 
         return await self._with_retries(attempt, parse, repair)
-
-    def respond(self, instructions: str, items: list[dict[str, Any]]) -> Completion:
-        """One Responses API turn over ``items`` (not stored server-side); the reply text."""
-        return _Loop.run(self.arespond(instructions, items))
-
-    async def arespond(self, instructions: str, items: list[dict[str, Any]]) -> Completion:
-        body: dict[str, Any] = {
-            "model": self.endpoint.model,
-            "instructions": instructions,
-            "input": items,
-            "temperature": self.endpoint.temperature,
-            "max_output_tokens": self.endpoint.max_tokens,
-            "store": False,
-        }
-
-        async def send(body: dict[str, Any]) -> dict[str, Any]:
-            reply = await (await self._sdk()).responses.create(**body)
-            return {"text": reply.output_text, **response_usage(reply)}
-
-        async def attempt(n: int) -> Completion:
-            value = await self._exchange("responses", body, n, send)
-            return Completion(**value)
-
-        completion, _ = await self._with_retries(attempt, None)
-        return completion
-
-    def compact_items(self, items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int, int]:
-        """Server-side compaction of ``items``: (output items, input tokens, output tokens)."""
-        return _Loop.run(self.acompact_items(items))
-
-    async def acompact_items(
-        self, items: list[dict[str, Any]]
-    ) -> tuple[list[dict[str, Any]], int, int]:
-        body: dict[str, Any] = {"model": self.endpoint.model, "input": items}
-
-        async def send(body: dict[str, Any]) -> dict[str, Any]:
-            reply = await (await self._sdk()).responses.compact(**body)
-            output = [item.model_dump(exclude_none=True, warnings=False) for item in reply.output]
-            text = json.dumps(output, ensure_ascii=False, sort_keys=True)
-            return {"text": text, **response_usage(reply)}
-
-        async def attempt(n: int) -> Completion:
-            return Completion(**await self._exchange("responses.compact", body, n, send))
-
-        completion, _ = await self._with_retries(attempt, None)
-        return json.loads(completion.text), completion.input_tokens, completion.output_tokens
 
     # -- the request path -------------------------------------------------------------------
 

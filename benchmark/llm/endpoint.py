@@ -33,6 +33,9 @@ def normalise_base_url(base_url: str | None) -> str:
     return (base_url or DEFAULT_BASE_URL).strip().rstrip("/") or DEFAULT_BASE_URL
 
 
+_READ_TIMEOUT = "read timeout: longest wait for the reply once sent (queue time aside)"
+
+
 class Endpoint(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -48,12 +51,7 @@ class Endpoint(BaseModel):
     max_tokens: int = Field(1024, gt=0, le=10_000_000)
     price_input_per_1m: float = Field(0.0, ge=0, description="USD per 1M input tokens")
     price_output_per_1m: float = Field(0.0, ge=0, description="USD per 1M output tokens")
-    timeout_s: float = Field(
-        120.0,
-        gt=0,
-        le=86_400,
-        description="read timeout: longest wait for the reply once sent (queue time aside)",
-    )
+    timeout_s: float = Field(120.0, gt=0, le=86_400, description=_READ_TIMEOUT)
     connect_timeout_s: float = Field(
         10.0, gt=0, le=3600, description="longest wait to open a connection (DNS, TCP, TLS)"
     )

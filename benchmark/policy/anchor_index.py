@@ -16,7 +16,8 @@ from typing import Any
 from benchmark import activity, identifiers, tokens
 from benchmark.activity.files import file_statuses
 from benchmark.compaction import Segments
-from benchmark.policy.truncate import check_int, tool_spans
+from benchmark.policy.base import check_int
+from benchmark.policy.spans import tool_spans
 from benchmark.transcript.models import Message
 
 HEADING = (

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from benchmark.activity import extract
 from benchmark.compaction import Segments
-from benchmark.policy.summarizing import (
-    MIN_SUMMARY_TOKENS,
-    check_summarizer,
-    dropped_indices,
-    splice,
-    summarize,
-    summary_message,
-)
-from benchmark.policy.truncate import check_int
+from benchmark.policy.base import check_int
+from benchmark.policy.spans import region_dropped, splice
+from benchmark.policy.summarizing import SummaryPolicy, summary_message
 from benchmark.summarizer.base import Summarizer
 from benchmark.transcript.models import Message
 
@@ -36,7 +30,7 @@ def person_messages(messages: list[Message]) -> list[int]:
     ]
 
 
-class Codex:
+class Codex(SummaryPolicy):
     """Head + the newest user messages within ``user_message_tokens`` + a handoff summary + tail.
 
     Codex (codex-rs ``core/src/compact.rs``) rebuilds history from the user
@@ -56,15 +50,12 @@ class Codex:
         user_message_tokens: int = 20_000,
         summary_tokens: int = 8_000,
     ) -> None:
-        self.summarizer = check_summarizer(summarizer)
+        super().__init__(summarizer, summary_tokens)
         self.user_message_tokens = check_int("user_message_tokens", user_message_tokens, 0)
-        self.summary_tokens = check_int("summary_tokens", summary_tokens, MIN_SUMMARY_TOKENS)
 
     def compact(self, segments: Segments) -> list[Message]:
-        messages = segments.messages
-        start = len(segments.head)
-        stop = start + len(segments.region)
-        dropped = dropped_indices(messages, start, stop)
+        messages, dropped = segments.messages, region_dropped(segments)
+        stop = len(segments.head) + len(segments.region)
         if not dropped:
             return messages
         users = person_messages(messages)
@@ -75,9 +66,7 @@ class Codex:
                 break
             used += messages[i].tokens
             recent.insert(0, i)
-        text = summarize(
-            self.summarizer, [messages[i] for i in dropped], HANDOFF_SECTIONS, self.summary_tokens
-        )
+        text = self.summarize([messages[i] for i in dropped], HANDOFF_SECTIONS)
         kept = [messages[i] for i in recent]
         return splice(messages, dropped, [*kept, summary_message(text)])
 

@@ -11,15 +11,9 @@ from __future__ import annotations
 
 from benchmark.compaction import Segments
 from benchmark.policy.anchor_index import MIN_TOKENS, AnchorIndex
-from benchmark.policy.summarizing import (
-    MIN_SUMMARY_TOKENS,
-    check_summarizer,
-    dropped_indices,
-    splice,
-    summarize,
-    summary_message,
-)
-from benchmark.policy.truncate import check_int, protected_end, tool_spans
+from benchmark.policy.base import check_int
+from benchmark.policy.spans import dropped_indices, protected_end, splice, tool_spans
+from benchmark.policy.summarizing import SummaryPolicy, summary_message
 from benchmark.summarizer.base import Summarizer
 from benchmark.transcript.models import Message
 
@@ -51,7 +45,7 @@ def budget_tail_start(messages: list[Message], head_len: int, budget: int) -> in
     return max(start, floor)
 
 
-class Hermes:
+class Hermes(SummaryPolicy):
     """Head + summary and anchor index of the middle + the newest ``tail_tokens`` of messages.
 
     ``tail_tokens=None`` keeps the compaction point's own tail. A number
@@ -70,9 +64,8 @@ class Hermes:
         summary_tokens: int = 4_000,
         index_tokens: int = 4_000,
     ) -> None:
-        self.summarizer = check_summarizer(summarizer)
+        super().__init__(summarizer, summary_tokens)
         self.tail_tokens = None if tail_tokens is None else check_int("tail_tokens", tail_tokens, 0)
-        self.summary_tokens = check_int("summary_tokens", summary_tokens, MIN_SUMMARY_TOKENS)
         self.index_tokens = check_int("index_tokens", index_tokens, MIN_TOKENS)
         self._index = AnchorIndex(max_tokens=self.index_tokens)
 
@@ -86,7 +79,7 @@ class Hermes:
         if not dropped:
             return messages
         gone = [messages[i] for i in dropped]
-        text = summarize(self.summarizer, gone, HERMES_SECTIONS, self.summary_tokens)
+        text = self.summarize(gone, HERMES_SECTIONS)
         index = self._index.index(gone).content or ""
         return splice(messages, dropped, [summary_message(text, index)])
 

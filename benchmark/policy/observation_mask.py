@@ -1,38 +1,14 @@
 """Replace old tool outputs with a one-line note, keeping every other message.
 
-Also home of the note and the copy helper shared with tool-result clearing.
+The note and the copy are shared with tool-result clearing (:mod:`benchmark.policy.spans`).
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
 from benchmark.compaction import Segments
-from benchmark.policy.truncate import check_int
+from benchmark.policy.base import check_int
+from benchmark.policy.spans import is_omitted, omitted_note, replaced
 from benchmark.transcript.models import Message
-
-_NOTE = re.compile(r"\[earlier tool output omitted: \d+ lines?\]")
-
-
-def omitted_note(content: str | None) -> str:
-    """Neutral stand-in for a removed tool output, saying how much was removed."""
-    lines = len((content or "").splitlines())
-    return f"[earlier tool output omitted: {lines} line{'' if lines == 1 else 's'}]"
-
-
-def is_omitted(message: Message) -> bool:
-    """True for a tool result an earlier compaction already replaced (kept as is)."""
-    return message.role == "tool" and bool(_NOTE.fullmatch(message.content or ""))
-
-
-def replaced(message: Message, **update: Any) -> Message:
-    """A validated copy of ``message`` with ``update`` applied.
-
-    ``model_copy`` would carry over the cached ``tokens`` of the original, so
-    the copy is rebuilt from its fields instead.
-    """
-    return Message.model_validate({**message.model_dump(exclude_none=True), **update})
 
 
 class ObservationMask:

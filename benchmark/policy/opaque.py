@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchmark.compaction import Segments
-from benchmark.llm import Endpoint, LLMError, UsageLedger
+from benchmark.llm import Endpoint, UsageLedger
 from benchmark.llm.cache import ResponseCache
-from benchmark.llm.items import from_output, provider_of, to_items
-from benchmark.llm.stage import connect
-from benchmark.policy.summarizing import dropped_indices, splice
+from benchmark.llm.connect import connect
+from benchmark.llm.native import NativeClient
+from benchmark.policy.spans import region_dropped, splice
 from benchmark.transcript.models import Message
 
 
@@ -39,27 +39,16 @@ class Opaque:
         ledger: UsageLedger | None = None,
         cache: ResponseCache | None = None,
     ) -> None:
-        self.endpoint, self.ledger, self.client = connect(endpoint, "summarizer", ledger, cache)
-        self.provider = provider_of(self.endpoint)
+        self.endpoint, self.ledger, self.client = connect(
+            endpoint, "summarizer", ledger, cache, kind=NativeClient
+        )
+        self.provider = self.client.provider
 
     def compact(self, segments: Segments) -> list[Message]:
-        messages = segments.messages
-        start = len(segments.head)
-        dropped = dropped_indices(messages, start, start + len(segments.region))
-        items = to_items([messages[i] for i in dropped])
-        if not items:
+        messages, dropped = segments.messages, region_dropped(segments)
+        if not dropped:
             return messages
-        output, _, item_tokens = self.client.compact_items(items)
-        try:
-            kept = from_output(output, self.provider, self.endpoint.model, item_tokens)
-        except ValueError as exc:
-            raise LLMError(f"compact endpoint {self.endpoint.name}: {exc}") from None
-        found = sum(m.compaction is not None for m in kept)
-        if found != 1:
-            raise LLMError(
-                f"compact endpoint {self.endpoint.name} returned {found} compaction items, "
-                "expected exactly one"
-            )
+        kept = self.client.compact([messages[i] for i in dropped])
         return splice(messages, dropped, kept)
 
     def close(self) -> None:

@@ -1,8 +1,8 @@
 """Summarizing policies: the region becomes a sectioned summary from a pluggable summarizer.
 
 Also home of the helpers the summarizing policies share: the summarizer
-check, which region messages are dropped (never orphaning a call or a
-result), and the neutral summary message. A summarizer only ever receives
+check and the neutral summary message (which region messages are dropped is
+:mod:`benchmark.policy.spans`'s). A summarizer only ever receives
 the dropped messages and the policy's own earlier summary (region scoping).
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.compaction import Segments
-from benchmark.policy.truncate import check_int, tool_spans
+from benchmark.policy.base import check_int
+from benchmark.policy.spans import region_dropped, splice
 from benchmark.summarizer.base import Summarizer, SummaryRequest
 from benchmark.summarizer.extractive import ExtractiveSummarizer
 from benchmark.transcript.models import Message
@@ -49,17 +50,6 @@ def check_summarizer(summarizer: Any) -> Summarizer:
     return summarizer
 
 
-def dropped_indices(messages: list[Message], start: int, stop: int) -> list[int]:
-    """Indices in ``[start, stop)`` to summarize away: all but messages of a tool span
-    that crosses ``start`` or ``stop`` (those stay verbatim so nothing is orphaned)."""
-    keep: set[int] = set()
-    for span in tool_spans(messages):
-        last = span.stop - 1
-        if span.start < start <= last or span.start < stop <= last:
-            keep.update(i for i in span if start <= i < stop)
-    return [i for i in range(start, stop) if i not in keep]
-
-
 def summarize(
     summarizer: Summarizer,
     region: list[Message],
@@ -81,12 +71,21 @@ def summary_message(*blocks: str) -> Message:
     return Message(role="user", content="\n\n".join([SUMMARY_HEADING, *blocks]))
 
 
-def splice(messages: list[Message], dropped: list[int], inserted: list[Message]) -> list[Message]:
-    """``messages`` with the contiguous run ``dropped`` replaced by ``inserted``."""
-    return [*messages[: dropped[0]], *inserted, *messages[dropped[-1] + 1 :]]
+class SummaryPolicy:
+    """What every summarizing policy holds: its summarizer and the summary's token bound."""
+
+    def __init__(self, summarizer: Summarizer | None, summary_tokens: int) -> None:
+        self.summarizer = check_summarizer(summarizer)
+        self.summary_tokens = check_int("summary_tokens", summary_tokens, MIN_SUMMARY_TOKENS)
+
+    def summarize(
+        self, region: list[Message], sections: tuple[str, ...], previous: str | None = None
+    ) -> str:
+        """The summary of ``region`` under ``sections``, within ``summary_tokens``."""
+        return summarize(self.summarizer, region, sections, self.summary_tokens, previous)
 
 
-class Regenerative:
+class Regenerative(SummaryPolicy):
     """Head + a summary regenerated from scratch at every compaction + tail.
 
     Modelled on Claude Code's compaction prompt, whose nine sections are
@@ -96,28 +95,20 @@ class Regenerative:
     """
 
     def __init__(self, *, summarizer: Summarizer | None = None, summary_tokens: int = 8_000):
-        self.summarizer = check_summarizer(summarizer)
-        self.summary_tokens = check_int("summary_tokens", summary_tokens, MIN_SUMMARY_TOKENS)
+        super().__init__(summarizer, summary_tokens)
 
     def compact(self, segments: Segments) -> list[Message]:
-        messages = segments.messages
-        start = len(segments.head)
-        dropped = dropped_indices(messages, start, start + len(segments.region))
+        messages, dropped = segments.messages, region_dropped(segments)
         if not dropped:
             return messages
-        text = summarize(
-            self.summarizer,
-            [messages[i] for i in dropped],
-            REGENERATIVE_SECTIONS,
-            self.summary_tokens,
-        )
+        text = self.summarize([messages[i] for i in dropped], REGENERATIVE_SECTIONS)
         return splice(messages, dropped, [summary_message(text)])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(summary_tokens={self.summary_tokens})"
 
 
-class AnchoredIterative:
+class AnchoredIterative(SummaryPolicy):
     """Head + one persistent sectioned summary, extended at each compaction + tail.
 
     The summary (:data:`ANCHORED_SECTIONS`) is kept between ``compact``
@@ -134,24 +125,19 @@ class AnchoredIterative:
     """
 
     def __init__(self, *, summarizer: Summarizer | None = None, summary_tokens: int = 8_000):
-        self.summarizer = check_summarizer(summarizer)
-        self.summary_tokens = check_int("summary_tokens", summary_tokens, MIN_SUMMARY_TOKENS)
+        super().__init__(summarizer, summary_tokens)
         self._summarized: list[Message] = []
         self._summary: str | None = None
 
     def compact(self, segments: Segments) -> list[Message]:
-        messages = segments.messages
-        start = len(segments.head)
-        dropped = dropped_indices(messages, start, start + len(segments.region))
+        messages, dropped = segments.messages, region_dropped(segments)
         if not dropped:
             return messages
         gone = [messages[i] for i in dropped]
         if self._summary is not None and gone[0] == summary_message(self._summary):
             # Iterative replay: the region opens with this instance's own summary.
             text = (
-                summarize(
-                    self.summarizer, gone[1:], ANCHORED_SECTIONS, self.summary_tokens, self._summary
-                )
+                self.summarize(gone[1:], ANCHORED_SECTIONS, self._summary)
                 if len(gone) > 1
                 else self._summary
             )
@@ -164,7 +150,7 @@ class AnchoredIterative:
         else:
             previous = self._summary if continues else None
             new = gone[known:] if continues else gone
-            text = summarize(self.summarizer, new, ANCHORED_SECTIONS, self.summary_tokens, previous)
+            text = self.summarize(new, ANCHORED_SECTIONS, previous)
         self._summarized, self._summary = gone, text
         return splice(messages, dropped, [summary_message(text)])
 

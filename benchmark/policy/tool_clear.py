@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from benchmark.compaction import Segments
-from benchmark.policy.observation_mask import is_omitted, omitted_note, replaced
-from benchmark.policy.truncate import check_int
+from benchmark.policy.base import check_int
+from benchmark.policy.spans import is_omitted, omitted_note, replaced
 from benchmark.transcript.models import Message, ToolCall
 
 

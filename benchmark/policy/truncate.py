@@ -1,65 +1,15 @@
 """Keep the head plus the most recent messages that fit a token budget.
 
-Also home of the helpers every LLM-free policy shares: parameter checks and
-the grouping of an assistant tool call with its results, which must be kept
-or dropped together.
+A tool call and its results are kept or dropped together
+(:func:`benchmark.policy.spans.tool_spans`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchmark.compaction import Segments
+from benchmark.policy.base import check_int
+from benchmark.policy.spans import protected_end, tool_spans
 from benchmark.transcript.models import Message
-
-
-def check_int(name: str, value: Any, minimum: int) -> int:
-    """``value`` as an int >= ``minimum``; ``ValueError`` naming ``name`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
-def tool_spans(messages: list[Message]) -> list[range]:
-    """Partition ``messages`` into contiguous spans that are kept or dropped whole.
-
-    An assistant message with ``tool_calls`` and every later ``tool`` message
-    answering one of its calls form one span (with whatever lies between
-    them), so cutting at span boundaries never orphans a call or a result.
-    Every other message is a span of its own.
-    """
-    results: dict[str, list[int]] = {}
-    for j, message in enumerate(messages):
-        if message.role == "tool" and message.tool_call_id:
-            results.setdefault(message.tool_call_id, []).append(j)
-    reach = list(range(len(messages)))  # last index each message must stay with
-    for i, message in enumerate(messages):
-        for call in message.tool_calls or []:
-            later = [j for j in results.get(call.id, []) if j > i]
-            if later:
-                reach[i] = max(reach[i], later[-1])
-    spans: list[range] = []
-    start = 0
-    while start < len(messages):
-        end = start
-        i = start
-        while i <= end:
-            end = max(end, reach[i])
-            i += 1
-        spans.append(range(start, end + 1))
-        start = end + 1
-    return spans
-
-
-def protected_end(spans: list[range], head_len: int) -> int:
-    """Index after the head, extended over any span the head's last call starts."""
-    end = head_len
-    for span in spans:
-        if span.start < head_len <= span.stop - 1:
-            end = span.stop
-    return end
 
 
 class Truncate:

@@ -19,12 +19,11 @@ from typing import Any, get_args
 from benchmark.compaction import CompactionPoint
 from benchmark.components import instantiate_target
 from benchmark.errors import UserError
-from benchmark.judge.llm import extract_json
 from benchmark.llm import Endpoint, UsageLedger
 from benchmark.llm.budget import chat_tokens
 from benchmark.llm.cache import ResponseCache
-from benchmark.llm.stage import connect, token_budget
-from benchmark.llm.window import Window
+from benchmark.llm.connect import LLMStage, token_budget
+from benchmark.llm.json_reply import extract_json
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import to_probe
@@ -176,7 +175,7 @@ def _fact(raw: Any) -> Fact | None:
     return Fact(kind=kind if kind in _FACT_KINDS else "detail", text=text)
 
 
-class LLMProbeWriter:
+class LLMProbeWriter(LLMStage):
     """Writes probes about one region with an LLM, one call for all requested types.
 
     ``dropped`` is the running total of dropped probes over every ``write`` (and
@@ -190,10 +189,8 @@ class LLMProbeWriter:
         max_region_tokens: int = 60000,
         cache: ResponseCache | None = None,
     ) -> None:
-        token_budget("max_region_tokens", max_region_tokens)
-        self.endpoint, self.ledger, self.client = connect(endpoint, ROLE, ledger, cache)
-        self.window = Window(self.endpoint, ROLE, self.ledger)
-        self.max_region_tokens = max_region_tokens
+        self.max_region_tokens = token_budget("max_region_tokens", max_region_tokens)
+        super().__init__(endpoint, ROLE, ledger, cache)
         self.dropped = 0
         self.records: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -261,9 +258,6 @@ class LLMProbeWriter:
     def add_dropped(self, count: int) -> None:
         with self._lock:
             self.dropped += count
-
-    def close(self) -> None:
-        self.client.close()
 
 
 def _newest(region: Sequence[Message], budget: int, cap: int) -> tuple[int, list[dict[str, Any]]]:

@@ -14,6 +14,7 @@ from typing import Any, get_args
 
 from benchmark import tokens
 from benchmark.llm import untrusted
+from benchmark.llm.json_reply import strict_object
 from benchmark.probe.models import FactKind, ProbeType
 from benchmark.transcript.models import Message
 
@@ -83,34 +84,20 @@ def writer_messages(
 
 def reply_schema(types: Sequence[ProbeType]) -> dict[str, Any]:
     """JSON schema of the reply, for ``response_format`` (validation happens on our side too)."""
-    fact = {
-        "type": "object",
-        "properties": {
-            "kind": {"type": "string", "enum": list(get_args(FactKind))},
-            "text": {"type": "string"},
-        },
-        "required": ["kind", "text"],
-        "additionalProperties": False,
-    }
-    probe = {
-        "type": "object",
-        "properties": {
+    fact = strict_object(
+        {"kind": {"type": "string", "enum": list(get_args(FactKind))}, "text": {"type": "string"}}
+    )
+    probe = strict_object(
+        {
             "type": {"type": "string", "enum": list(types)},
             "question": {"type": "string"},
             "gold_answer": {"type": "string"},
             "facts": {"type": "array", "items": fact},
             "evidence_quote": {"type": "string"},
             "message_index": {"type": "integer", "minimum": 0},
-        },
-        "required": ["type", "question", "gold_answer", "facts", "evidence_quote", "message_index"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {"probes": {"type": "array", "items": probe}},
-        "required": ["probes"],
-        "additionalProperties": False,
-    }
+        }
+    )
+    return strict_object({"probes": {"type": "array", "items": probe}})
 
 
 def render_region(region: Sequence[Message], max_tokens: int) -> list[dict[str, Any]]:

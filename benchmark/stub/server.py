@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from benchmark.stub import responses as responses_api
+import benchmark.stub.responses as responses_api
 from benchmark.stub.chat import completion, default_reply
 from benchmark.stub.faults import (
     Fault,

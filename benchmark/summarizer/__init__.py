@@ -2,9 +2,6 @@
 
 from benchmark.summarizer.base import Summarizer, SummaryRequest
 from benchmark.summarizer.extractive import ExtractiveSummarizer
+from benchmark.summarizer.llm import LLMSummarizer
 
-__all__ = ["ExtractiveSummarizer", "Summarizer", "SummaryRequest"]
-
-from benchmark.summarizer.llm import LLMSummarizer  # noqa: E402  (after the offline parts)
-
-__all__ += ["LLMSummarizer"]
+__all__ = ["ExtractiveSummarizer", "LLMSummarizer", "Summarizer", "SummaryRequest"]

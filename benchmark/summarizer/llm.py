@@ -14,16 +14,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchmark import tokens
-from benchmark.judge.prompts import render_context
 from benchmark.llm import Endpoint, EndpointUnreachable, LLMError, UsageLedger
 from benchmark.llm.cache import ResponseCache
-from benchmark.llm.stage import connect, token_budget
-from benchmark.llm.window import Window
-from benchmark.summarizer import prompts
+from benchmark.llm.connect import LLMStage, token_budget
+from benchmark.llm.prompting import render_context
 from benchmark.summarizer.base import SummaryRequest
+from benchmark.summarizer.prompts import check_reply, messages
 
 
-class LLMSummarizer:
+class LLMSummarizer(LLMStage):
     """Sectioned summaries from an LLM; a missing key fails at construction.
 
     ``max_region_tokens`` and the endpoint's ``context_window`` bound the
@@ -42,8 +41,7 @@ class LLMSummarizer:
         cache: ResponseCache | None = None,
     ) -> None:
         token_budget("max_region_tokens", max_region_tokens)
-        self.endpoint, self.ledger, self.client = connect(endpoint, "summarizer", ledger, cache)
-        self.window = Window(self.endpoint, "summarizer", self.ledger)
+        super().__init__(endpoint, "summarizer", ledger, cache)
         self.max_region_tokens = max_region_tokens
 
     def messages(self, request: SummaryRequest) -> list[dict[str, str]]:
@@ -54,14 +52,12 @@ class LLMSummarizer:
         return self.window.fit(
             self.max_region_tokens,
             lambda budget: render_context(request.region, budget),
-            lambda region: prompts.messages(
-                region, request.sections, length, request.previous_summary
-            ),
+            lambda region: messages(region, request.sections, length, request.previous_summary),
         )
 
     def summarize(self, request: SummaryRequest) -> str:
         def parse(text: str) -> str:
-            return prompts.check_reply(text, request.sections)
+            return check_reply(text, request.sections)
 
         try:
             _, summary = self.client.complete(self.messages(request), parse=parse)
@@ -74,9 +70,6 @@ class LLMSummarizer:
             ) from None
         # ``parse`` was given, so ``summary`` is its (non-empty) result.
         return tokens.truncate(summary or "", request.max_tokens)
-
-    def close(self) -> None:
-        self.client.close()
 
     def __repr__(self) -> str:
         return (

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from benchmark.judge.prompts import CONTEXT_FORMAT
 from benchmark.llm import untrusted
+from benchmark.llm.prompting import CONTEXT_FORMAT
 
 TASK = """\
 You condense part of a coding agent's working session so the agent can carry on \

@@ -18,12 +18,9 @@ from benchmark.llm.endpoint import DEFAULT_BASE_URL, Endpoint, normalise_base_ur
 from benchmark.transcript.models import FunctionCall, Message, OpaqueItem, Role, ToolCall
 
 DEFAULT_PROVIDER = "default"
-_ROLES: dict[str, Role] = {
-    "user": "user",
-    "assistant": "assistant",
-    "system": "system",
-    "developer": "system",
-}
+# Output message roles as ours; the developer's instructions are a system message.
+_ROLES: dict[str, Role] = dict(user="user", assistant="assistant", system="system")
+_ROLES["developer"] = "system"
 
 
 def provider_of(endpoint: Endpoint) -> str:

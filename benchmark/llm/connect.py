@@ -1,0 +1,76 @@
+"""Connecting an LLM-backed stage (judge, answerer, summarizer, probe writer, native
+compaction) to its endpoint: the validated endpoint, the usage ledger and a client;
+:class:`LLMStage`, what each of those stages holds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from benchmark.llm.cache import ResponseCache
+from benchmark.llm.client import LLMClient
+from benchmark.llm.endpoint import Endpoint
+from benchmark.llm.usage import UsageLedger
+from benchmark.llm.window import Window
+
+C = TypeVar("C", bound=LLMClient)
+
+
+def as_endpoint(endpoint: Endpoint | Mapping[str, Any]) -> Endpoint:
+    """An ``Endpoint`` from config; a dict without ``name`` is named after its model."""
+    if isinstance(endpoint, Endpoint):
+        return endpoint
+    data = dict(endpoint)
+    data.setdefault("name", data.get("model", ""))
+    return Endpoint.model_validate(data)
+
+
+def token_budget(name: str, value: object) -> int:
+    """A positive integer token budget; ``ValueError`` naming the parameter otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
+    return value
+
+
+def connect(
+    endpoint: Endpoint | Mapping[str, Any],
+    role: str,
+    ledger: UsageLedger | None,
+    cache: ResponseCache | None = None,
+    kind: type[C] = LLMClient,  # type: ignore[assignment]
+) -> tuple[Endpoint, UsageLedger, C]:
+    """The validated endpoint, the ledger (a new one if none) and a client for ``role``
+    (``kind``: :class:`~benchmark.llm.native.NativeClient` for the Responses API too).
+
+    The client reads the key now, so a missing one fails before any work.
+    ``cache`` (the job's response cache) makes reruns free; None = no caching.
+    """
+    resolved = as_endpoint(endpoint)
+    ledger = ledger if ledger is not None else UsageLedger()
+    return resolved, ledger, kind(resolved, role=role, ledger=ledger, cache=cache)
+
+
+class LLMStage:
+    """What every LLM-backed stage holds: its endpoint, the usage ledger, a client for its
+    role (of class ``kind``) and the fitter to the endpoint's window.
+
+    A subclass checks its own parameters first, then calls this, which reads the key (a
+    missing one fails before any work).
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint | Mapping[str, Any],
+        role: str,
+        ledger: UsageLedger | None,
+        cache: ResponseCache | None,
+        kind: type[LLMClient] = LLMClient,
+    ) -> None:
+        self.endpoint, self.ledger, self.client = connect(endpoint, role, ledger, cache, kind)
+        self.window = Window(self.endpoint, role, self.ledger)
+
+    def close(self) -> None:
+        """Release the client's connections."""
+        self.client.close()

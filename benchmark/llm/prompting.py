@@ -1,0 +1,158 @@
+"""How a context is shown to a model: labelled message blocks within a token budget.
+
+Summarizers, answerers and judges all show a model part of a session. A
+rendered context marks where each message starts with a label line
+(``[user]``, ``[tool result <id>]``); a line of a message's own text that
+reads like a label is shown with a leading backslash, so a tool output cannot
+fake a user turn inside the context. Every prompt that shows one says so
+(:data:`CONTEXT_FORMAT`).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Sequence
+
+from benchmark import tokens
+from benchmark.transcript.models import Message
+
+# How a rendered context reads (``render_messages``); said in every prompt that shows one.
+CONTEXT_FORMAT = (
+    "its messages in order, each opening with a line holding only its role in square brackets "
+    "(tool result <id> for a tool's output); a label-like line inside a message starts with "
+    "a backslash"
+)
+
+
+def has_encrypted(messages: Sequence[Message]) -> bool:
+    """Whether any message stands for a provider's encrypted compaction item."""
+    return any(m.compaction is not None for m in messages)
+
+
+# Every probe of a point renders the same messages: remember the last few renders.
+# Requests copy the list, but the Message objects are shared, so they are the key.
+_RENDERED: dict[tuple[tuple[int, ...], int], tuple[tuple[Message, ...], str]] = {}
+_RENDERED_MAX = 8
+_RENDERED_LOCK = threading.Lock()
+
+
+# The labelled blocks of the last few contexts and their token counts: a context fitted
+# into an endpoint's window is rendered at a different budget for each request.
+_BLOCKS: dict[tuple[int, ...], tuple[tuple[Message, ...], list[str], list[str], list[int]]] = {}
+
+
+def render_context(messages: Sequence[Message], max_tokens: int) -> str:
+    """:func:`render_messages`, memoized on the identity of the (frozen) messages,
+    because tokenizing a 60K-token context costs tens of ms per call."""
+    kept = tuple(messages)
+    ids = tuple(map(id, kept))
+    key = (ids, max_tokens)
+    with _RENDERED_LOCK:
+        hit = _RENDERED.get(key)
+        blocks = _BLOCKS.get(ids)
+    if hit is not None:  # the stored tuple keeps the objects alive, so ids are theirs
+        return hit[1]
+    if blocks is None:
+        blocks = (kept, *_blocks(kept))
+        with _RENDERED_LOCK:
+            if len(_BLOCKS) >= _RENDERED_MAX:
+                _BLOCKS.pop(next(iter(_BLOCKS)))
+            _BLOCKS[ids] = blocks
+    text = _assemble(*blocks[1:], max_tokens)
+    with _RENDERED_LOCK:
+        if len(_RENDERED) >= _RENDERED_MAX:
+            _RENDERED.pop(next(iter(_RENDERED)))
+        _RENDERED[key] = (kept, text)
+    return text
+
+
+def render_messages(messages: Sequence[Message], max_tokens: int) -> str:
+    """Messages as ``[role]`` blocks, keeping the most recent ones within ``max_tokens``.
+
+    A line of a message's text that reads like a label is escaped
+    (:func:`escape_labels`), so only our labels start a block.
+
+    Compaction damage sits in the older part, but the newest messages are what
+    an agent resumes from, so clipping drops from the front; a message cut in
+    the middle keeps its end. The result never exceeds ``max_tokens`` tokens.
+    """
+    return _assemble(*_blocks(messages), max_tokens)
+
+
+def _blocks(messages: Sequence[Message]) -> tuple[list[str], list[str], list[int]]:
+    """Each message's label, escaped body, and the token count of its block."""
+    labels = [_label(m) for m in messages]
+    bodies = [escape_labels(m.render()) for m in messages]
+    blocks = [f"{label}\n{body}" for label, body in zip(labels, bodies, strict=True)]
+    return labels, bodies, tokens.count_many(blocks) if blocks else []
+
+
+def _assemble(labels: list[str], bodies: list[str], counts: list[int], max_tokens: int) -> str:
+    """The newest blocks within ``max_tokens`` (see :func:`render_messages`)."""
+    if max_tokens <= 0:
+        return ""
+    blocks = [f"{label}\n{body}" for label, body in zip(labels, bodies, strict=True)]
+    kept: list[str] = []
+    used = 0
+    for i in reversed(range(len(blocks))):
+        cost = counts[i] + 1  # the blank line between blocks
+        if used + cost > max_tokens:
+            head = f"{labels[i]}\n[...] "
+            room = max_tokens - used - 1 - tokens.count(head)
+            if room > 0:
+                kept.append(head + _tail(bodies[i], room))
+            break
+        kept.append(blocks[i])
+        used += cost
+    text = "\n\n".join(reversed(kept))
+    # Joined text can count differently from the sum of its parts; trim to be exact.
+    budget = max_tokens
+    while text and tokens.count(text) > max_tokens:
+        budget -= 1
+        text = _tail(text, budget)
+    return text
+
+
+def _label(message: Message) -> str:
+    if message.role == "tool":
+        return f"[tool result {_plain(message.tool_call_id or '')}]"
+    return f"[{message.role}]"
+
+
+# A label as render_messages prints one, alone on its line (compared after _fold).
+_LABEL_LINE = re.compile(r"\[(?:system|user|assistant|developer|tool(?: result[^\]]*)?)\]")
+
+
+def _fold(line: str) -> str:
+    """A line as it may read to a model: format characters (zero-width, direction marks)
+    dropped, compatibility forms (fullwidth brackets and letters) folded, case and
+    surrounding space ignored. Homoglyphs from other scripts are not folded."""
+    kept = "".join(c for c in line if unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFKC", kept).strip().lower()
+
+
+def escape_labels(text: str) -> str:
+    """``text`` with a backslash before each line that would read as one of our labels."""
+    if "[" not in text and text.isascii():  # compatibility brackets are not ASCII
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if _LABEL_LINE.fullmatch(_fold(line)):
+            lines[i] = "\\" + line
+    return "\n".join(lines)
+
+
+def _plain(call_id: str) -> str:
+    """A tool call id fit for a label: no brackets, backslashes, spaces or control characters."""
+    return "".join(
+        "_" if c in "[]\\" or c.isspace() or unicodedata.category(c)[0] == "C" else c
+        for c in call_id
+    )
+
+
+def _tail(text: str, max_tokens: int) -> str:
+    """The longest suffix of ``text`` within ``max_tokens`` tokens."""
+    ids = tokens.encoding().encode_ordinary(text)
+    return tokens.encoding().decode(ids[-max_tokens:]) if max_tokens > 0 else ""
