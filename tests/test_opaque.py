@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import SMALL, compose_config
+from conftest import SMALL, compose_config, run_point
 from openai_stub import Fault, OpenAIStub, decrypt
 
 from benchmark.answerer import AnswerRequest, LLMAnswerer
@@ -21,7 +21,7 @@ from benchmark.llm import LLMError, UsageLedger
 from benchmark.llm.items import from_output, provider_of, to_items
 from benchmark.llm.stage import as_endpoint
 from benchmark.parts import build
-from benchmark.pipeline import run_job, run_point
+from benchmark.pipeline import run_job
 from benchmark.policy import Opaque
 from benchmark.probe.models import Fact, Gold
 from benchmark.transcript.models import (
