@@ -1,8 +1,8 @@
 """Entry point: ``python -m benchmark [group=option ...] [key=value ...]``.
 
-Hydra composes ``conf/``; ``benchmark.config`` validates it; ``benchmark.pipeline``
-runs the job; ``benchmark.tracking`` logs it to MLflow; the scorecard is printed.
-With ``+audit=judge`` the job audits the judge instead (``benchmark.audit``).
+Hydra composes ``conf/``; ``benchmark.config`` validates it; ``benchmark.job.job`` runs
+the job (or, with ``+audit=judge``, ``benchmark.audit.run.audit`` audits the judge) and
+returns one run record; ``benchmark.tracking.log_run`` logs it to MLflow.
 User errors (bad option, bad value, malformed transcript) end in one line on
 stderr and exit code 2, never a traceback. In a sweep (``-m``) a job's user error
 fails that job; Hydra reports it after the batch as the job's overrides plus the
@@ -12,13 +12,11 @@ code 130, its run logged as KILLED with the probes finished so far (``benchmark.
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import hydra
 from hydra.errors import CompactHydraException, HydraException
@@ -28,8 +26,7 @@ from benchmark.errors import JobFailed, UserError
 
 if TYPE_CHECKING:
     from benchmark.config import BenchmarkConfig
-    from benchmark.parts import Parts
-    from benchmark.results import JobResult
+    from benchmark.run_record import RunRecord
     from benchmark.tracking import SweepInfo
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
@@ -93,118 +90,43 @@ def _sweep_info() -> SweepInfo | None:
 
 
 def run(cfg: DictConfig) -> float | None:
-    """Validate, run, log, print. Returns the configured objective (what a sweeper optimizes)."""
+    """Validate, run the job or the audit, log its record, report. Returns the objective
+    (what a sweeper optimizes)."""
     from benchmark import config as config_mod
-    from benchmark import scorecard
-    from benchmark.llm.preflight import preflight
-    from benchmark.parts import build_parts
 
     resolved = config_mod.resolve(cfg)
     config = config_mod.validate(resolved)
     if config.audit is not None:  # +audit=judge: score the judge itself, not a policy
-        from benchmark.audit.run import main as run_audit
+        from benchmark.audit.run import audit as work
+    else:
+        from benchmark.job import job as work
+    record, outcome = work(config, resolved)
+    where = _log(record, config) if config.tracking.enabled else None
+    if outcome.interrupted is not None:
+        from benchmark import interrupt
 
-        return run_audit(config, resolved, sweep=_sweep_info())
-    parts = build_parts(config)  # a missing key or bad option fails here, before any work
-    preflight(parts)  # so does an unreachable endpoint or a misnamed model (one line)
-    if config.tracking.enabled:
-        from benchmark.tracking import prepare_tracking
-
-        # Migrate a fresh store (or reach the server) before the work, not after it.
-        prepare_tracking(config.tracking)
-    result = _run_job(config, resolved, parts)
-    card = scorecard.render(result)
-    metrics = result.metrics()
-    if config.tracking.enabled:
-        from benchmark.interrupt import LoggingInterrupted, Stopped
-        from benchmark.tracking import store_uri
-
-        try:
-            run_id = log_result(config, resolved, result, card)
-        except LoggingInterrupted as stop:
-            raise Stopped(
-                f"error: interrupted (Ctrl-C) while logging; run {stop.run_id} logged as "
-                f"KILLED in {store_uri(config.tracking)} with what was logged so far"
-            ) from None
-        log.info("MLflow run %s in %s", run_id, store_uri(config.tracking))
-    check_failures(result.failed_fraction, config.execution.fail_on_error, result.failure_cause())
-    return objective_value(metrics, config.objective)
+        where = f"run {where}" if where else "nothing was logged (tracking is disabled)"
+        raise interrupt.Stopped(interrupt.line(outcome.interrupted, where))
+    if outcome.failure is not None:
+        raise JobFailed(outcome.failure)
+    return outcome.objective
 
 
-def _run_job(config: BenchmarkConfig, resolved: dict[str, Any], parts: Parts) -> JobResult:
-    """``run_job``; on Ctrl-C, what was done is logged as a KILLED run and the interrupt
-    goes on as ``Stopped`` with its one line."""
-    from benchmark import interrupt
-    from benchmark.pipeline import run_job
+def _log(record: RunRecord, config: BenchmarkConfig) -> str:
+    """``tracking.log_run``; returns ``<run id> logged as <status> in <store>``. Ctrl-C
+    while logging ends in one line naming the KILLED run."""
+    from benchmark.interrupt import LoggingInterrupted, Stopped
+    from benchmark.tracking import log_run, store_uri
 
     try:
-        return run_job(config, parts)
-    except interrupt.JobInterrupted as stop:
-        partial = stop.result
-    where = "nothing was logged (tracking is disabled)"
-    if config.tracking.enabled:
-        from rich.console import Console
-
-        from benchmark.scorecard import render
-        from benchmark.tracking import store_uri
-
-        quiet = Console(file=io.StringIO(), width=160)  # the partial table goes to the run only
-        card = "INTERRUPTED (Ctrl-C): the probes finished before it\n" + render(partial, quiet)
-        run_id = log_result(config, resolved, partial, card)
-        where = f"run {run_id} logged as KILLED in {store_uri(config.tracking)}"
-    raise interrupt.Stopped(interrupt.line(partial, where)) from None
-
-
-def log_result(
-    config: BenchmarkConfig, resolved: dict[str, Any], result: JobResult, card: str
-) -> str:
-    """Log ``result`` as one MLflow run (KILLED when it was interrupted); returns its id."""
-    from benchmark.tracking import log_job
-
-    metrics = result.metrics()
-    objectives = {"score_per_kilotoken": score_per_kilotoken(metrics)}
-    return log_job(
-        config,
-        resolved,
-        result,
-        card,
-        sweep=_sweep_info(),
-        extra_metrics={k: v for k, v in objectives.items() if v is not None},
-    )
-
-
-def score_per_kilotoken(metrics: Mapping[str, float]) -> float | None:
-    """The overall score per thousand kept tokens: ``overall / (tokens/after / points / 1000)``.
-
-    The denominator is the mean compacted context per compaction point (in thousands of
-    tokens), so the value does not grow with the number of points a session has. It
-    rewards a policy that keeps a small context without losing the score; like the
-    overall it needs judged probes (None when none was).
-    """
-    overall, after, points = (metrics.get(k) for k in ("overall", "tokens/after", "points"))
-    points = (points or 0) - metrics.get("points/compaction_failed", 0)  # no tokens counted
-    if overall is None or not after or not points:
-        return None
-    return overall / (after / points / 1000)
-
-
-def objective_value(metrics: Mapping[str, float], objective: str) -> float | None:
-    """What the job returns to a sweeper: ``overall`` (0..scale_max) or ``score_per_kilotoken``."""
-    if objective == "score_per_kilotoken":
-        return score_per_kilotoken(metrics)
-    return metrics.get("overall")
-
-
-def check_failures(fraction: float, allowed: float, cause: str | None = None) -> None:
-    """Fail the job (after everything is logged) when too many probes have no score;
-    ``cause`` (the most common error) says why, e.g. which endpoint was unreachable."""
-    if fraction > allowed:
-        raise JobFailed(
-            f"{fraction:.1%} of probes failed after all retries, more than "
-            f"execution.fail_on_error={allowed:g}"
-            + (f" (most common error: {cause})" if cause else "")
-            + "; results are logged, failures are in judgments.jsonl (error field)"
-        )
+        run_id = log_run(record, config.tracking, sweep=_sweep_info())
+    except LoggingInterrupted as stop:
+        raise Stopped(
+            f"error: interrupted (Ctrl-C) while logging; run {stop.run_id} logged as "
+            f"KILLED in {store_uri(config.tracking)} with what was logged so far"
+        ) from None
+    log.info("MLflow run %s in %s", run_id, store_uri(config.tracking))
+    return f"{run_id} logged as {record.status} in {store_uri(config.tracking)}"
 
 
 def check_options(argv: list[str]) -> None:

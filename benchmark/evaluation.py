@@ -2,21 +2,18 @@
 
 A failed answer or judgment is recorded on the probe's result and counted,
 never scored as 0. Offline stages run inline (nothing to overlap); stages with
-``a<method>`` coroutines run concurrently, bounded by ``ProbeScheduler``.
+``a<method>`` coroutines run concurrently (``benchmark.scheduling.ProbeScheduler``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import Future
 from typing import Any
 
 from benchmark.answerer.base import Answer, Answerer, AnswerRequest
 from benchmark.judge.base import Judge, JudgeRequest, Judgment
-from benchmark.llm.loop import run, submit
-from benchmark.parts import Parts
+from benchmark.llm.loop import run
 from benchmark.probe.models import Probe
-from benchmark.progress import JobProgress
 from benchmark.results import ProbeResult
 from benchmark.rubric import Rubric, aggregate
 from benchmark.transcript.models import Message
@@ -95,66 +92,3 @@ async def stage_call(stage: Any, method: str, request: Any, inline: bool) -> Any
     if inline:
         return getattr(stage, method)(request)
     return await asyncio.to_thread(getattr(stage, method), request)
-
-
-class ProbeScheduler:
-    """Runs probes on the LLM loop, at most ``limit`` at once (their prompts hold memory).
-
-    Stages without async methods (the offline ones) run inline instead: there
-    is nothing to overlap, and results stay exactly sequential.
-    """
-
-    def __init__(
-        self, parts: Parts, rubric: Rubric, limit: int, rollup: Rubric | None = None
-    ) -> None:
-        self.parts = parts
-        self.rubric = rubric
-        self.rollup = rollup or rubric
-        self.concurrent = has_async(parts.answerer, parts.judge)
-        self.limit = limit
-        self._slots: asyncio.Semaphore | None = None
-
-    def submit(
-        self, probe: Probe, context: list[Message], progress: JobProgress
-    ) -> Future[ProbeResult]:
-        if not self.concurrent:
-            result = evaluate(
-                probe, context, self.parts.answerer, self.parts.judge, self.rubric, self.rollup
-            )
-            progress.finished(result.failed)
-            done: Future[ProbeResult] = Future()
-            done.set_result(result)
-            return done
-        return submit(self._run(probe, context, progress))
-
-    async def _run(
-        self, probe: Probe, context: list[Message], progress: JobProgress
-    ) -> ProbeResult:
-        if self._slots is None:  # created on the loop that uses it
-            self._slots = asyncio.Semaphore(self.limit)
-        async with self._slots:
-            result = await aevaluate(
-                probe,
-                context,
-                self.parts.answerer,
-                self.parts.judge,
-                self.rubric,
-                rollup=self.rollup,
-            )
-        progress.finished(result.failed)
-        return result
-
-
-def failed_future(probe: Probe, error: str, progress: JobProgress) -> Future[ProbeResult]:
-    """A probe that cannot be evaluated (its point failed to compact), as a done future:
-    counted as failed with ``error``, never scored."""
-    result = ProbeResult(
-        probe=probe,
-        answer=Answer(failed=True, error=error),
-        judgment=Judgment(failed=True, error=error),
-        score=None,
-    )
-    progress.finished(True)
-    done: Future[ProbeResult] = Future()
-    done.set_result(result)
-    return done

@@ -1,47 +1,39 @@
-"""One benchmark job, stage by stage: a reader can follow it top to bottom.
+"""The job loop, stage by stage: a reader can follow it top to bottom.
 
 transcripts -> compaction points -> probes (region only) -> policy.compact ->
 answerer (compacted context only) -> judge (blind) -> rubric roll-up.
-The parts come from ``benchmark.parts``; each probe is evaluated by
-``benchmark.evaluation``.
+The parts come from ``benchmark.parts``; compaction and the probes in flight are
+run by ``benchmark.scheduling``; each probe is evaluated by ``benchmark.evaluation``.
 """
 
 from __future__ import annotations
 
 import logging
-from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchmark import interrupt
-from benchmark.answerer.base import Answerer
-from benchmark.compaction import (
-    CompactionConfig,
-    CompactionPoint,
-    Segments,
-    find_points,
-    head_warning,
-    segments,
-    split_live,
-)
+from benchmark.compaction import CompactionConfig, CompactionPoint, find_points, head_warning
 from benchmark.config import BenchmarkConfig
 from benchmark.errors import UserError
-from benchmark.evaluation import ProbeScheduler, evaluate, failed_future
 from benchmark.interrupt import JobInterrupted
-from benchmark.judge.base import Judge
 from benchmark.judge.measured import not_measured
 from benchmark.llm import close_all
 from benchmark.llm.loop import cancel_all
 from benchmark.parts import Parts, build_parts
-from benchmark.policy.base import Policy
 from benchmark.probe.cache import load_or_generate
 from benchmark.probe.extract import why_no_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.repeats import FirstAsked
-from benchmark.probe.writer import LLMProbeWriter
 from benchmark.progress import JobProgress
 from benchmark.redaction import redactor_for
-from benchmark.results import JobResult, PointResult, ProbeResult
+from benchmark.results import JobResult, PointResult
+from benchmark.scheduling import (
+    ProbeScheduler,
+    ScheduledPoint,
+    compact_point,
+    failed_future,
+    stage_error,
+)
 from benchmark.survival import ContextFacts
 from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.sources import LoadedTranscripts, load_transcripts
@@ -82,7 +74,7 @@ class _Job:
         self.loaded: LoadedTranscripts | None = None
         self.unmeasured = not_measured(config.rubric, parts.judge, parts.answerer)
         self.first_asked = FirstAsked()
-        self.pending: list[_Scheduled] = []
+        self.pending: list[ScheduledPoint] = []
         self.points: list[PointResult] = []
 
     def run(self) -> None:
@@ -109,7 +101,7 @@ class _Job:
                     progress.add(len(probes) * arms)
                     # The control arm: the same probes asked of the uncompacted session.
                     uncompacted = transcript.messages[: point.end]
-                    scheduled = _Scheduled(
+                    scheduled = ScheduledPoint(
                         point, [], [], [], [], probe_writer_error=writer_error, probes=probes
                     )
                     pending.append(scheduled)  # from here on, Ctrl-C cancels what it holds
@@ -213,64 +205,6 @@ def _probes(
     return probes, None
 
 
-def stage_error(what: str, exc: BaseException) -> str:
-    """One line saying which stage failed and why (the exception's first line)."""
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else ""
-    return f"{what}: {type(exc).__name__}" + (f": {first}" if first else "")
-
-
-@dataclass
-class _Scheduled:
-    """One compaction point whose probes are in flight (and their control arm's)."""
-
-    point: CompactionPoint
-    context: list[Message]
-    futures: list[Future[ProbeResult]]
-    controls: list[Future[ProbeResult]]  # empty without control=true
-    survival: list[float | None]
-    compaction_error: str | None = None
-    probe_writer_error: str | None = None
-    probes: list[Probe] = field(default_factory=list)
-    compaction_tried: bool = False  # compacted, or failed to: its token figures are settled
-
-    def result(self, config: BenchmarkConfig) -> PointResult:
-        controls = [c.result() for c in self.controls] or [None] * len(self.futures)
-        probes = [
-            f.result().model_copy(update={"survival": s, "control": c})
-            for f, s, c in zip(self.futures, self.survival, controls, strict=True)
-        ]
-        return point_result(config, self.point, self.context, probes).model_copy(
-            update={
-                "compaction_error": self.compaction_error,
-                "probe_writer_error": self.probe_writer_error,
-            }
-        )
-
-    def partial(self, config: BenchmarkConfig) -> tuple[PointResult | None, int]:
-        """After Ctrl-C (futures cancelled or done): the point with its finished probes,
-        and how many were not finished. None for a point interrupted before it compacted
-        (or failed to)."""
-        expected = len(self.probes)
-        if not self.compaction_tried:
-            return None, expected
-        controls: list[Future[ProbeResult] | None] = list(self.controls) or [None] * len(
-            self.futures
-        )
-        kept = [
-            (f, s, c)
-            for f, s, c in zip(self.futures, self.survival, controls, strict=False)
-            if _finished(f) and (c is None or _finished(c))
-        ]
-        done = replace(self, futures=[f for f, _, _ in kept], survival=[s for _, s, _ in kept])
-        done.controls = [c for _, _, c in kept if c is not None]
-        return done.result(config), expected - len(kept)
-
-
-def _finished(future: Future[ProbeResult]) -> bool:
-    return future.done() and not future.cancelled() and future.exception() is None
-
-
 def _points(transcripts: list[Transcript], config: CompactionConfig) -> list[list[CompactionPoint]]:
     """Each transcript's compaction points. A session too short to compact gives no
     probes: a warning, or an error when no session compacts at all."""
@@ -313,78 +247,6 @@ def _warn_no_probes(
         log.warning(
             "%s: %s", source_name(transcript), why_no_probes(transcript, points, config.probe)
         )
-
-
-def point_result(
-    config: BenchmarkConfig,
-    point: CompactionPoint,
-    context: list[Message],
-    probes: list[ProbeResult],
-) -> PointResult:
-    """A point's result; a context over ``compaction.context_window`` is a policy failure."""
-    tokens_after = sum(m.tokens for m in context)
-    return PointResult(
-        point=point,
-        tokens_after=tokens_after,
-        context=context,
-        probes=probes,
-        over_window=tokens_after > config.compaction.context_window,
-    )
-
-
-def compact_point(
-    config: BenchmarkConfig,
-    transcript: Transcript,
-    point: CompactionPoint,
-    policy: Policy,
-    previous: tuple[CompactionPoint, list[Message]] | None = None,
-) -> list[Message]:
-    """The compacted context at ``point``. With iterative replay and a ``previous``
-    (point, context), the policy compacts that context plus the messages since,
-    not the raw prefix."""
-    if previous is not None and config.compaction.replay == "iterative":
-        last, kept = previous
-        live = [*kept, *transcript.messages[last.end : point.end]]
-        context = compact(policy, split_live(live, config.compaction))
-    else:
-        context = compact(policy, segments(transcript, point))
-    log.info(
-        "%s point %d: %d -> %d tokens",
-        transcript.id,
-        point.ordinal,
-        point.tokens_before,
-        sum(m.tokens for m in context),
-    )
-    return context
-
-
-def run_point(
-    config: BenchmarkConfig,
-    transcript: Transcript,
-    point: CompactionPoint,
-    policy: Policy,
-    answerer: Answerer,
-    judge: Judge,
-    previous: PointResult | None = None,
-    writer: LLMProbeWriter | None = None,
-) -> PointResult:
-    """One compaction point, start to finish, on the calling thread (tests, scripts)."""
-    probes = load_or_generate(transcript, point, config.probe, config.cache_path, writer=writer)
-    before = (previous.point, previous.context) if previous is not None else None
-    context = compact_point(config, transcript, point, policy, before)
-    rollup = config.rubric.without(not_measured(config.rubric, judge, answerer))
-    results = [evaluate(probe, context, answerer, judge, config.rubric, rollup) for probe in probes]
-    return point_result(config, point, context, results)
-
-
-def compact(policy: Policy, parts: Segments) -> list[Message]:
-    kept = policy.compact(parts)
-    if not isinstance(kept, list) or not all(isinstance(m, Message) for m in kept):
-        raise UserError(
-            f"policy {type(policy).__name__}.compact must return a list of Message, "
-            f"got {type(kept).__name__}"
-        )
-    return kept
 
 
 def judge_records(point: PointResult) -> list[dict[str, Any]]:

@@ -180,11 +180,11 @@ def pipeline(base_url: str, latency: float, probes: int, in_flight: int = 64) ->
     from benchmark.compaction import CompactionConfig, find_points, segments
     from benchmark.evaluation import aevaluate
     from benchmark.judge.llm import LLMJudge
-    from benchmark.pipeline import compact
     from benchmark.policy import Truncate
     from benchmark.probe.cache import load_or_generate
     from benchmark.probe.config import ProbeConfig
     from benchmark.rubric import Rubric
+    from benchmark.scheduling import compact
     from benchmark.transcript.synthetic import generate
 
     rubric_file = Path(__file__).resolve().parents[1] / "conf" / "rubric" / "seed.yaml"

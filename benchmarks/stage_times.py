@@ -24,7 +24,6 @@ from benchmark.answerer import ExtractiveAnswerer
 from benchmark.compaction import CompactionConfig, find_points, segments
 from benchmark.evaluation import evaluate
 from benchmark.judge import ReferenceJudge
-from benchmark.pipeline import compact
 from benchmark.policy import (
     AnchorIndex,
     NoCompaction,
@@ -36,6 +35,7 @@ from benchmark.probe.cache import load_or_generate as load_probes
 from benchmark.probe.config import ProbeConfig
 from benchmark.redaction import build_redactor
 from benchmark.rubric import Rubric
+from benchmark.scheduling import compact
 from benchmark.transcript.generated import load_or_generate as load_session
 from benchmark.transcript.generated import session_seed
 

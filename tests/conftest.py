@@ -61,3 +61,18 @@ def default_sessions(tmp_path_factory):
     config = validate(compose_config())
     loaded = load_transcripts(config.transcript, redactor_for(config), cache_dir)
     return config, loaded, cache_dir
+
+
+def run_point(config, transcript, point, policy, answerer, judge):
+    """One compaction point, start to finish, on the calling thread: what a job does to
+    one point, with stages a test can wrap (spies, broken answerers)."""
+    from benchmark.evaluation import evaluate
+    from benchmark.judge.measured import not_measured
+    from benchmark.probe.cache import load_or_generate
+    from benchmark.scheduling import compact_point, point_result
+
+    probes = load_or_generate(transcript, point, config.probe, config.cache_path)
+    context = compact_point(config, transcript, point, policy)
+    rollup = config.rubric.without(not_measured(config.rubric, judge, answerer))
+    results = [evaluate(p, context, answerer, judge, config.rubric, rollup) for p in probes]
+    return point_result(config, point, context, results)

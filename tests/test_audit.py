@@ -26,13 +26,12 @@ from benchmark.audit import VARIANTS
 from benchmark.audit.answers import ABSTAIN, build_variants
 from benchmark.audit.expected import BANDS, EXPECT, SCOPED, SHARE, Class, expected_bands
 from benchmark.audit.paraphrase import reword
-from benchmark.audit.run import main as audit_main
-from benchmark.audit.run import run_audit
+from benchmark.audit.run import audit, run_audit
 from benchmark.audit.samples import SampleCache
 from benchmark.audit.summary import render
 from benchmark.audit.text import mentions, mutate, near_miss
 from benchmark.config import validate
-from benchmark.errors import JobFailed, UserError
+from benchmark.errors import UserError
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.judge.matching import fact_matches
 from benchmark.llm.cache import ResponseCache
@@ -433,8 +432,9 @@ def test_failed_judgments_are_counted_not_scored(stub, tmp_path):
     assert abstains and result.metrics.failures == 3 * abstains
     assert "abstain" not in result.metrics.by_variant
     assert "audit/agreement/variant/abstain" not in result.metrics.flat()
-    with pytest.raises(JobFailed, match="audit judgments failed"):
-        audit_main(config, {})
+    record, outcome = audit(config, {})
+    assert "audit judgments failed" in outcome.failure  # raised once the record is logged
+    assert record.metrics["audit/failures"] == 3 * abstains
 
 
 # -- config and command line -----------------------------------------------------------------
@@ -454,7 +454,7 @@ def test_bad_audit_values_fail_in_one_line_naming_the_key():
 def test_missing_judge_key_fails_before_any_request(stub, monkeypatch, tmp_path):
     monkeypatch.delenv(KEY_ENV)
     with pytest.raises(UserError, match=KEY_ENV):
-        audit_main(stub_config(stub, tmp_path), {})
+        audit(stub_config(stub, tmp_path), {})
     assert stub.requests == []
 
 

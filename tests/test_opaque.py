@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import SMALL, compose_config
+from conftest import SMALL, compose_config, run_point
 from openai_stub import Fault, OpenAIStub, decrypt
 
 from benchmark.answerer import AnswerRequest, LLMAnswerer
@@ -23,7 +23,7 @@ from benchmark.llm.connect import as_endpoint, connect
 from benchmark.llm.native import NativeClient
 from benchmark.llm.responses_wire import from_output, provider_of, to_items
 from benchmark.parts import build
-from benchmark.pipeline import run_job, run_point
+from benchmark.pipeline import run_job
 from benchmark.policy import Opaque
 from benchmark.probe.models import Fact, Gold
 from benchmark.transcript.models import (

@@ -4,14 +4,14 @@ judge see exactly what they should."""
 from __future__ import annotations
 
 import pytest
-from conftest import SMALL, compose_config, group_options
+from conftest import SMALL, compose_config, group_options, run_point
 
 from benchmark.answerer.base import AnswerRequest
 from benchmark.compaction import find_points, segments
 from benchmark.config import validate
 from benchmark.judge.base import JudgeRequest
 from benchmark.parts import Parts, build, build_parts
-from benchmark.pipeline import run_job, run_point
+from benchmark.pipeline import run_job
 from benchmark.transcript.models import Transcript
 from benchmark.transcript.synthetic import generate
 

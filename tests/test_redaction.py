@@ -22,8 +22,8 @@ from benchmark.redaction import (
     redactor_for,
     scrub,
 )
+from benchmark.run_record import flatten, redact
 from benchmark.tracking.inputs import manifest_metrics
-from benchmark.tracking.mlflow_store import flatten, redact
 from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.sources import load_transcripts

@@ -22,9 +22,10 @@ from conftest import CONF, SMALL, compose_config
 from hydra import compose, initialize_config_dir
 from mlflow import MlflowClient
 
-from benchmark.__main__ import check_options, objective_value, score_per_kilotoken
+from benchmark.__main__ import check_options
 from benchmark.config import validate
 from benchmark.errors import UserError
+from benchmark.job import objective_value, score_per_kilotoken
 from benchmark.parts import build_parts
 from benchmark.report import build_report, select
 from benchmark.tracking.mlflow_store import check_reachable

@@ -57,3 +57,36 @@ def test_llm_job_logs_records_usage_and_no_secret(openai_stub, monkeypatch, tmp_
     for path in store.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_log_run_writes_any_record_as_one_run(tmp_path):
+    """The one MLflow writer takes plain data: a job's or an audit's record alike."""
+    from mlflow import MlflowClient
+
+    from benchmark.config import TrackingConfig
+    from benchmark.run_record import RunRecord
+    from benchmark.tracking import log_run, tracking_uri
+
+    tracking = TrackingConfig(store_dir=str(tmp_path / "mlruns"), experiment="records")
+    record = RunRecord(
+        run_name="by-hand",
+        params={"policy.name": "none"},
+        tags={"policy": "none"},
+        metrics={"overall": 4.5},
+        step_metrics=[{"point/tokens_before": 10.0}, {"point/tokens_before": 20.0}],
+        tables={"t.json": {"a": [1, 2]}},
+        artifacts={"nested/notes.txt": "hello", "config.yaml": "a: 1\n"},
+        status="KILLED",
+    )
+    run_id = log_run(record, tracking)
+    client = MlflowClient(tracking_uri(tmp_path / "mlruns"))
+    run_ = client.get_run(run_id)
+    assert (run_.info.run_name, run_.info.status) == ("by-hand", "KILLED")
+    assert run_.data.params == {"policy.name": "none"} and run_.data.tags["policy"] == "none"
+    assert run_.data.metrics["overall"] == 4.5
+    steps = client.get_metric_history(run_id, "point/tokens_before")
+    assert [(m.step, m.value) for m in steps] == [(0, 10.0), (1, 20.0)]
+    paths = {a.path for a in client.list_artifacts(run_id)}
+    assert {"t.json", "nested", "config.yaml"} <= paths
+    local = client.download_artifacts(run_id, "nested/notes.txt", str(tmp_path))
+    assert Path(local).read_text() == "hello"

@@ -23,8 +23,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
+from benchmark.audit.cases import AuditItem
 from benchmark.audit.expected import BANDS, CLASSES
-from benchmark.audit.items import AuditItem
 from benchmark.rubric import Rubric, aggregate
 
 FORMAT = "instruction_format"

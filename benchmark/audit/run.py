@@ -1,7 +1,7 @@
 """The audit job: ask the configured judge about answers of known content, K times each.
 
 ``python -m benchmark +audit=judge judge=<x>`` lands here instead of the
-benchmark job. Items come from :mod:`benchmark.audit.items`; each is judged
+benchmark job. Items come from :mod:`benchmark.audit.cases`; each is judged
 ``audit.samples`` times by a judge built from ``config.judge`` as a job builds
 it (one build per sample, see :mod:`benchmark.audit.samples`). LLM judges run
 concurrently on the LLM loop like a job's probes; offline judges run inline.
@@ -14,45 +14,23 @@ import asyncio
 import logging
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
+from benchmark.audit.cases import AuditItem, AuditItems, Sample, build_items
 from benchmark.audit.config import AuditConfig
-from benchmark.audit.items import AuditItem, AuditItems, Sample, build_items
-from benchmark.audit.metrics import AuditMetrics, compute
+from benchmark.audit.metrics import compute
+from benchmark.audit.record import AuditResult, audit_record
 from benchmark.audit.samples import SampleJudges, build_judges
+from benchmark.audit.summary import render
 from benchmark.config import BenchmarkConfig
-from benchmark.errors import JobFailed
 from benchmark.evaluation import stage_call
 from benchmark.judge.base import Judge, JudgeRequest, Judgment
 from benchmark.llm import UsageLedger, close_all
 from benchmark.llm.loop import run as run_on_loop
-from benchmark.llm.usage import CallRecord
 from benchmark.parts import response_cache
 from benchmark.probe.writer import build_writer
 from benchmark.progress import JobProgress
-from benchmark.rubric import Rubric
+from benchmark.run_record import Outcome, RunRecord
 
 log = logging.getLogger(__name__)
-
-
-class AuditResult(BaseModel):
-    """A finished audit: the judged items, their metrics and the LLM usage."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    judge: str
-    rubric: Rubric
-    audit: AuditConfig
-    items: list[AuditItem]
-    probes: int
-    skipped: dict[str, int]
-    metrics: AuditMetrics
-    usage: dict[str, float]
-    calls: list[CallRecord] = []
-
-    def all_metrics(self) -> dict[str, float]:
-        """What is logged: ``audit/*`` plus the judge's LLM usage (``llm/*``, ``cost_usd``)."""
-        return {**self.metrics.flat(), **self.usage}
 
 
 def run_audit(config: BenchmarkConfig, judges: SampleJudges | None = None) -> AuditResult:
@@ -167,27 +145,23 @@ def _outcome(judgment: Judgment) -> Sample:
     )
 
 
-def check_failures(result: AuditResult, allowed: float) -> None:
-    """Fail the audit (after it is logged) when too many judgments have no score."""
+def failure(result: AuditResult, allowed: float) -> str | None:
+    """Why the audit fails (after it is logged) when too many judgments have no score."""
     total = sum(len(item.samples) for item in result.items)
     failed = result.metrics.failures
-    if total and failed / total > allowed:
-        raise JobFailed(
-            f"{failed / total:.1%} of audit judgments failed after all retries, more than "
-            f"execution.fail_on_error={allowed:g}; results are logged, failures are in "
-            "audit_items.jsonl (error field)"
-        )
+    if not total or failed / total <= allowed:
+        return None
+    return (
+        f"{failed / total:.1%} of audit judgments failed after all retries, more than "
+        f"execution.fail_on_error={allowed:g}; results are logged, failures are in "
+        "audit_items.jsonl (error field)"
+    )
 
 
-def main(config: BenchmarkConfig, resolved: dict[str, Any], sweep: Any = None) -> float | None:
-    """The ``+audit=judge`` job: run, print the summary, log, gate on failures.
-
-    Returns the overall agreement (what a sweeper over judges would compare).
-    """
-    from benchmark.audit.summary import render
-
-    audit = _audit(config)
-    judges = build_judges(config, audit.samples, new_ledger(config))  # a missing key fails here
+def audit(config: BenchmarkConfig, resolved: dict[str, Any]) -> tuple[RunRecord, Outcome]:
+    """The ``+audit=judge`` job: run, print the summary; its record, and the overall
+    agreement (what a sweeper over judges would compare) or why it fails."""
+    judges = build_judges(config, _audit(config).samples, new_ledger(config))  # keys fail here
     try:
         if config.tracking.enabled:
             from benchmark.tracking import prepare_tracking
@@ -196,12 +170,9 @@ def main(config: BenchmarkConfig, resolved: dict[str, Any], sweep: Any = None) -
         result = run_audit(config, judges)
     finally:
         judges.close()
-    text = render(result)
-    if config.tracking.enabled:
-        from benchmark.tracking.audit import log_audit
-        from benchmark.tracking.mlflow_store import store_uri
-
-        run_id = log_audit(config, resolved, result, text, sweep=sweep)
-        log.info("MLflow run %s in %s", run_id, store_uri(config.tracking))
-    check_failures(result, config.execution.fail_on_error)
-    return result.metrics.agreement
+    record = audit_record(config, resolved, result, render(result))
+    outcome = Outcome(
+        objective=result.metrics.agreement,
+        failure=failure(result, config.execution.fail_on_error),
+    )
+    return record, outcome

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, get_args
+from typing import get_args
 
 from rich.console import Console
 from rich.table import Table
 
 from benchmark.audit.expected import Class
 from benchmark.audit.metrics import Rate
+from benchmark.audit.record import AuditResult
 
 CLASS_ORDER: tuple[str, ...] = get_args(Class)
-
-if TYPE_CHECKING:
-    from benchmark.audit.run import AuditResult
 
 
 def render(result: AuditResult, console: Console | None = None) -> str:

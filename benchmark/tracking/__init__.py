@@ -1,7 +1,7 @@
 """MLflow tracking: the only layer that talks to MLflow."""
 
+from benchmark.tracking.mlflow_run import log_run
 from benchmark.tracking.mlflow_store import (
-    log_job,
     prepare_store,
     prepare_tracking,
     store_uri,
@@ -11,7 +11,7 @@ from benchmark.tracking.sweep import SweepInfo, sweep_info
 
 __all__ = [
     "SweepInfo",
-    "log_job",
+    "log_run",
     "prepare_store",
     "prepare_tracking",
     "store_uri",

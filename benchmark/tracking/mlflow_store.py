@@ -1,4 +1,4 @@
-"""Log one job as one MLflow run, in a SQLite store under ``mlruns/`` or on a tracking server.
+"""The MLflow store runs are logged to: SQLite under ``mlruns/``, or a tracking server.
 
 MLflow >= 3.13 refuses the bare ``./mlruns`` file store, so the local tracking
 store is ``sqlite:///mlruns/mlflow.db`` with artifacts in ``mlruns/artifacts``.
@@ -11,30 +11,15 @@ store: jobs only make sure the experiment exists.
 
 from __future__ import annotations
 
-import logging
 import socket
-import tempfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
-from benchmark import interrupt
-from benchmark.config import BenchmarkConfig, TrackingConfig
+from benchmark.config import TrackingConfig
 from benchmark.errors import UserError
-from benchmark.interrupt import LoggingInterrupted
-from benchmark.redaction import redact_settings, scrub_setting
-from benchmark.results import JobResult
-from benchmark.tracking.artifacts import write_artifacts
-from benchmark.tracking.inputs import log_transcript_inputs, manifest_metrics
 from benchmark.tracking.store_check import DB_NAME, open_store, preload, store_lock
-from benchmark.tracking.sweep import SweepInfo
-from benchmark.tracking.traces import log_traces
-
-log = logging.getLogger(__name__)
-
-# Param values longer than this are cut (MLflow rejects very long values).
-MAX_PARAM_CHARS = 500
 
 
 def tracking_uri(store_dir: str | Path) -> str:
@@ -145,136 +130,3 @@ def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
             f"tracking server {uri} is not reachable ({exc.strerror or exc}); start one with "
             "`mlflow server --host HOST --port PORT` or set tracking.uri / MLFLOW_TRACKING_URI"
         ) from None
-
-
-def log_job(
-    config: BenchmarkConfig,
-    resolved: dict[str, Any],
-    result: JobResult,
-    scorecard: str = "",
-    *,
-    sweep: SweepInfo | None = None,
-    extra_metrics: dict[str, float] | None = None,
-) -> str:
-    """One run: flattened config as params, scores as metrics, the rest as artifacts.
-
-    A job of a Hydra multirun is tagged with its ``sweep`` (see ``sweep.py``) so the
-    runs of one sweep can be found, compared and reported together. An interrupted
-    job's result (``result.interrupted``) ends its run as KILLED; Ctrl-C while logging
-    ends the run as KILLED too, with what was logged so far (``LoggingInterrupted``).
-    """
-    import mlflow
-
-    experiment_id = prepare_tracking(config.tracking)
-    clean = redact(resolved)
-    run_name = scrub_setting(config.run_name)
-    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name) as run:
-        run_id = run.info.run_id
-        if result.interrupted:  # a second Ctrl-C leaves at once: say what it leaves
-            _arm_second(config, run_id)
-        try:
-            _log_run(config, clean, result, scorecard, sweep, extra_metrics)
-            if config.tracking.trace_llm and result.calls:
-                log_traces(result.calls, experiment_id, name=f"{run.info.run_name}: llm calls")
-        except KeyboardInterrupt:
-            _arm_second(config, run_id)
-            mlflow.end_run("KILLED")
-            raise LoggingInterrupted(run_id) from None
-        mlflow.end_run("KILLED" if result.interrupted else "FINISHED")
-        return run_id
-
-
-def _arm_second(config: BenchmarkConfig, run_id: str) -> None:
-    """What a second Ctrl-C while ``run_id`` is logged says it leaves behind."""
-    interrupt.arm_second(
-        f"run {run_id} in {store_uri(config.tracking)} is left RUNNING with what was logged so far"
-    )
-
-
-def _log_run(
-    config: BenchmarkConfig,
-    clean: dict[str, Any],
-    result: JobResult,
-    scorecard: str,
-    sweep: SweepInfo | None,
-    extra_metrics: dict[str, float] | None,
-) -> None:
-    """Everything of one run but its traces, into the active MLflow run."""
-    import mlflow
-
-    mlflow.set_tags(
-        {
-            "policy": config.policy.name,
-            "transcript": config.transcript.name,
-            "judge": config.judge.name,
-            "answerer": config.answerer.name,
-            "rubric": config.rubric.name,
-            **({"not_measured": ",".join(result.not_measured)} if result.not_measured else {}),
-            **({"interrupted": "true"} if result.interrupted else {}),
-            **sweep_tags(sweep),
-        }
-    )
-    mlflow.log_params(flatten(clean))
-    mlflow.log_metrics(
-        {
-            **result.metrics(),
-            **(manifest_metrics(result.inputs) if result.inputs else {}),
-            **(extra_metrics or {}),
-        }
-    )
-    if result.inputs is not None:
-        log_transcript_inputs(result.inputs)
-    for step, point in enumerate(result.points):
-        compacted = point.compaction_error is None  # a failed point kept no tokens to show
-        mlflow.log_metrics(
-            {
-                "point/tokens_before": point.point.tokens_before,
-                **(
-                    {
-                        "point/tokens_after": point.tokens_after,
-                        "point/compression_ratio": point.compression_ratio,
-                    }
-                    if compacted
-                    else {}
-                ),
-            },
-            step=step,
-        )
-    mlflow.log_table(_columns(result.rows()), artifact_file="results_table.json")
-    with tempfile.TemporaryDirectory() as tmp:
-        write_artifacts(result, clean, Path(tmp))
-        if scorecard:
-            (Path(tmp) / "scorecard.txt").write_text(scorecard)
-        mlflow.log_artifacts(tmp)
-
-
-def sweep_tags(sweep: SweepInfo | None) -> dict[str, str]:
-    """A sweep job's tags, scrubbed: overrides are user text and may hold a credential."""
-    return {k: scrub_setting(v) for k, v in sweep.tags().items()} if sweep is not None else {}
-
-
-def flatten(data: Any, prefix: str = "") -> dict[str, str]:
-    """Dotted keys for nested config; lists become their string form. Cuts long values:
-    ``data`` must be redacted already (``redact``), so no cut splits a secret."""
-    flat: dict[str, str] = {}
-    if isinstance(data, dict):
-        for key, value in data.items():
-            flat.update(flatten(value, f"{prefix}{key}."))
-        return flat
-    text = str(data)
-    if len(text) > MAX_PARAM_CHARS:
-        text = text[: MAX_PARAM_CHARS - 3] + "..."
-    return {prefix.rstrip("."): text}
-
-
-def redact(data: Any) -> Any:
-    """Config as it may be logged: secret-named keys' values, URL user parts and anything a
-    detector finds redacted (``benchmark.redaction.redact_settings``)."""
-    return redact_settings(data)
-
-
-def _columns(rows: list[dict[str, object]]) -> dict[str, list[object]]:
-    keys: dict[str, None] = {}
-    for row in rows:
-        keys.update(dict.fromkeys(row))
-    return {k: [row.get(k) for row in rows] for k in keys}

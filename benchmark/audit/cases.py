@@ -1,4 +1,4 @@
-"""Audit items: (probe, answer variant) pairs with the score bands a correct judge gives.
+"""Audit cases: (probe, answer variant) pairs with the score bands a correct judge gives.
 
 Sessions are generated as ``transcript=synthetic`` generates them, probes are
 extracted at their compaction points as a job extracts them, and the judge's

@@ -1,4 +1,4 @@
-"""Log a judge audit (``+audit=judge``) as one MLflow run, next to the benchmark's runs.
+"""A finished judge audit, and the run record it is logged as (``tracking.log_run``).
 
 The run is named ``audit:judge@<judge>`` and tagged ``audit=judge``: params are
 the resolved config, metrics the audit's (``audit/*``) plus the judge's LLM
@@ -10,22 +10,20 @@ summary (``audit_summary.txt``).
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
+from pydantic import BaseModel, ConfigDict
 
+from benchmark.audit.cases import AuditItem
+from benchmark.audit.config import AuditConfig
 from benchmark.audit.expected import CLASSES
-from benchmark.audit.metrics import agrees
+from benchmark.audit.metrics import AuditMetrics, agrees
 from benchmark.config import BenchmarkConfig
+from benchmark.llm.usage import CallRecord
 from benchmark.redaction import scrub_setting
-from benchmark.tracking.mlflow_store import flatten, prepare_tracking, redact, sweep_tags
-from benchmark.tracking.sweep import SweepInfo
-from benchmark.tracking.traces import log_traces
-
-if TYPE_CHECKING:
-    from benchmark.audit.run import AuditResult
+from benchmark.rubric import Rubric
+from benchmark.run_record import RunRecord, flatten, redact
 
 AUDIT_TAG = "audit"
 TABLE_ARTIFACT = "audit_table.json"
@@ -33,47 +31,45 @@ ITEMS_ARTIFACT = "audit_items.jsonl"
 SUMMARY_ARTIFACT = "audit_summary.txt"
 
 
-def audit_run_name(config: BenchmarkConfig) -> str:
-    return scrub_setting(config.tracking.run_name or f"audit:judge@{config.judge.name}")
+class AuditResult(BaseModel):
+    """A finished audit: the judged items, their metrics and the LLM usage."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    judge: str
+    rubric: Rubric
+    audit: AuditConfig
+    items: list[AuditItem]
+    probes: int
+    skipped: dict[str, int]
+    metrics: AuditMetrics
+    usage: dict[str, float]
+    calls: list[CallRecord] = []
+
+    def all_metrics(self) -> dict[str, float]:
+        """What is logged: ``audit/*`` plus the judge's LLM usage (``llm/*``, ``cost_usd``)."""
+        return {**self.metrics.flat(), **self.usage}
 
 
-def log_audit(
-    config: BenchmarkConfig,
-    resolved: dict[str, Any],
-    result: AuditResult,
-    summary: str = "",
-    *,
-    sweep: SweepInfo | None = None,
-) -> str:
-    """One run for the audit; returns its id."""
-    import mlflow
-
-    experiment_id = prepare_tracking(config.tracking)
+def audit_record(
+    config: BenchmarkConfig, resolved: dict[str, Any], result: AuditResult, summary: str = ""
+) -> RunRecord:
+    """The audit's run: config as params, ``audit/*`` metrics, items and summary as artifacts."""
     clean = redact(resolved)
-    with mlflow.start_run(experiment_id=experiment_id, run_name=audit_run_name(config)) as run:
-        mlflow.set_tags(
-            {
-                AUDIT_TAG: "judge",
-                "judge": config.judge.name,
-                "rubric": config.rubric.name,
-                **sweep_tags(sweep),
-            }
-        )
-        mlflow.log_params(flatten(clean))
-        mlflow.log_metrics(result.all_metrics())
-        mlflow.log_table(table(result), artifact_file=TABLE_ARTIFACT)
-        with tempfile.TemporaryDirectory() as tmp:
-            folder = Path(tmp)
-            (folder / "config.yaml").write_text(yaml.safe_dump(clean, sort_keys=False))
-            with (folder / ITEMS_ARTIFACT).open("w") as out:
-                for row in item_records(result):
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            if summary:
-                (folder / SUMMARY_ARTIFACT).write_text(summary)
-            mlflow.log_artifacts(tmp)
-        if config.tracking.trace_llm and result.calls:
-            log_traces(result.calls, experiment_id, name=f"{run.info.run_name}: llm calls")
-        return run.info.run_id
+    rows = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in item_records(result))
+    return RunRecord(
+        run_name=scrub_setting(config.tracking.run_name or f"audit:judge@{config.judge.name}"),
+        params=flatten(clean),
+        tags={AUDIT_TAG: "judge", "judge": config.judge.name, "rubric": config.rubric.name},
+        metrics=result.all_metrics(),
+        tables={TABLE_ARTIFACT: table(result)},
+        artifacts={
+            "config.yaml": yaml.safe_dump(clean, sort_keys=False),
+            ITEMS_ARTIFACT: rows,
+            **({SUMMARY_ARTIFACT: summary} if summary else {}),
+        },
+        calls=result.calls,
+    )
 
 
 def item_records(result: AuditResult) -> list[dict[str, Any]]:

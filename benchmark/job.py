@@ -1,0 +1,136 @@
+"""The benchmark job as ``__main__`` runs it: build, run, print, and return its run record.
+
+The parts are built (and their endpoints reached) before any work; the stages run in
+``benchmark.pipeline.run_job``; the scorecard is printed; the result becomes one
+:class:`~benchmark.run_record.RunRecord` for ``benchmark.tracking.log_run``. Ctrl-C
+during the stages gives a KILLED record of the probes finished before it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+
+from benchmark import interrupt, scorecard
+from benchmark.config import BenchmarkConfig
+from benchmark.job_files import job_files
+from benchmark.llm.preflight import preflight
+from benchmark.parts import build_parts
+from benchmark.pipeline import run_job
+from benchmark.redaction import scrub_setting
+from benchmark.results import JobResult, PointResult
+from benchmark.run_record import Outcome, RunRecord, columns, flatten, redact
+from benchmark.tracking.inputs import manifest_metrics
+
+
+def job(config: BenchmarkConfig, resolved: dict[str, Any]) -> tuple[RunRecord, Outcome]:
+    """Run the configured job; its record, and the objective or why it stops."""
+    parts = build_parts(config)  # a missing key or bad option fails here, before any work
+    preflight(parts)  # so does an unreachable endpoint or a misnamed model (one line)
+    if config.tracking.enabled:
+        from benchmark.tracking import prepare_tracking
+
+        # Migrate a fresh store (or reach the server) before the work, not after it.
+        prepare_tracking(config.tracking)
+    try:
+        result = run_job(config, parts)
+    except interrupt.JobInterrupted as stop:
+        partial = stop.result
+        quiet = Console(file=io.StringIO(), width=160)  # the partial table goes to the run only
+        card = "INTERRUPTED (Ctrl-C): the probes finished before it\n" + scorecard.render(
+            partial, quiet
+        )
+        return job_record(config, resolved, partial, card), Outcome(interrupted=partial)
+    card = scorecard.render(result)
+    outcome = Outcome(
+        objective=objective_value(result.metrics(), config.objective),
+        failure=failure(result.failed_fraction, config.execution.fail_on_error, result),
+    )
+    return job_record(config, resolved, result, card), outcome
+
+
+def job_record(
+    config: BenchmarkConfig, resolved: dict[str, Any], result: JobResult, card: str
+) -> RunRecord:
+    """The job's run: flattened config as params, scores as metrics, the rest as artifacts
+    (KILLED when ``result`` was interrupted)."""
+    clean = redact(resolved)
+    metrics = result.metrics()
+    objectives = {"score_per_kilotoken": score_per_kilotoken(metrics)}
+    files = job_files(result, clean)
+    if card:
+        files["scorecard.txt"] = card
+    return RunRecord(
+        run_name=scrub_setting(config.run_name),
+        params=flatten(clean),
+        tags={
+            "policy": config.policy.name,
+            "transcript": config.transcript.name,
+            "judge": config.judge.name,
+            "answerer": config.answerer.name,
+            "rubric": config.rubric.name,
+            **({"not_measured": ",".join(result.not_measured)} if result.not_measured else {}),
+            **({"interrupted": "true"} if result.interrupted else {}),
+        },
+        metrics={
+            **metrics,
+            **(manifest_metrics(result.inputs) if result.inputs else {}),
+            **{k: v for k, v in objectives.items() if v is not None},
+        },
+        step_metrics=[_point_metrics(point) for point in result.points],
+        tables={"results_table.json": columns(result.rows())},
+        artifacts=files,
+        inputs=result.inputs,
+        calls=result.calls,
+        status="KILLED" if result.interrupted else "FINISHED",
+    )
+
+
+def _point_metrics(point: PointResult) -> dict[str, float]:
+    """One compaction point's step metrics; a failed point kept no tokens to show."""
+    if point.compaction_error is not None:
+        return {"point/tokens_before": point.point.tokens_before}
+    return {
+        "point/tokens_before": point.point.tokens_before,
+        "point/tokens_after": point.tokens_after,
+        "point/compression_ratio": point.compression_ratio,
+    }
+
+
+def score_per_kilotoken(metrics: Mapping[str, float]) -> float | None:
+    """The overall score per thousand kept tokens: ``overall / (tokens/after / points / 1000)``.
+
+    The denominator is the mean compacted context per compaction point (in thousands of
+    tokens), so the value does not grow with the number of points a session has. It
+    rewards a policy that keeps a small context without losing the score; like the
+    overall it needs judged probes (None when none was).
+    """
+    overall, after, points = (metrics.get(k) for k in ("overall", "tokens/after", "points"))
+    points = (points or 0) - metrics.get("points/compaction_failed", 0)  # no tokens counted
+    if overall is None or not after or not points:
+        return None
+    return overall / (after / points / 1000)
+
+
+def objective_value(metrics: Mapping[str, float], objective: str) -> float | None:
+    """What the job returns to a sweeper: ``overall`` (0..scale_max) or ``score_per_kilotoken``."""
+    if objective == "score_per_kilotoken":
+        return score_per_kilotoken(metrics)
+    return metrics.get("overall")
+
+
+def failure(fraction: float, allowed: float, result: JobResult) -> str | None:
+    """Why the job fails (after everything is logged) when too many probes have no score;
+    the most common error says why, e.g. which endpoint was unreachable."""
+    if fraction <= allowed:
+        return None
+    cause = result.failure_cause()
+    return (
+        f"{fraction:.1%} of probes failed after all retries, more than "
+        f"execution.fail_on_error={allowed:g}"
+        + (f" (most common error: {cause})" if cause else "")
+        + "; results are logged, failures are in judgments.jsonl (error field)"
+    )

@@ -1,0 +1,80 @@
+"""One run as plain data: what a job or an audit logs, and how it ends.
+
+The job (``benchmark.job``) and the judge audit (``benchmark.audit.run``) each build a
+:class:`RunRecord`; ``benchmark.tracking.log_run`` is the one function that writes a
+record to MLflow. Keeping the record free of MLflow lets either side be read, tested
+and extended without the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from benchmark.llm.usage import CallRecord
+from benchmark.redaction import redact_settings
+from benchmark.transcript.manifest import TranscriptManifest
+
+if TYPE_CHECKING:
+    from benchmark.results import JobResult
+
+# Param values longer than this are cut (MLflow rejects very long values).
+MAX_PARAM_CHARS = 500
+
+
+class RunRecord(BaseModel):
+    """Everything one MLflow run holds, already redacted."""
+
+    run_name: str
+    params: dict[str, str] = Field(description="the flattened, redacted config")
+    tags: dict[str, str] = {}
+    metrics: dict[str, float] = {}
+    step_metrics: list[dict[str, float]] = Field(
+        default=[], description="one dict per step (a job's compaction points)"
+    )
+    artifacts: dict[str, str] = Field(default={}, description="file path in the run -> text")
+    tables: dict[str, dict[str, list[Any]]] = Field(
+        default={}, description="artifact file -> columns (an MLflow table)"
+    )
+    inputs: TranscriptManifest | None = Field(None, description="logged as dataset inputs")
+    calls: list[CallRecord] = Field(default=[], description="LLM calls, logged as a trace")
+    status: Literal["FINISHED", "KILLED"] = "FINISHED"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ends once its record is logged: what a sweeper gets, or why it stops."""
+
+    objective: float | None = None
+    failure: str | None = None  # raised as JobFailed after logging
+    interrupted: JobResult | None = None  # Ctrl-C: the probes finished before it
+
+
+def flatten(data: Any, prefix: str = "") -> dict[str, str]:
+    """Dotted keys for nested config; lists become their string form. Cuts long values:
+    ``data`` must be redacted already (``redact``), so no cut splits a secret."""
+    flat: dict[str, str] = {}
+    if isinstance(data, dict):
+        for key, value in data.items():
+            flat.update(flatten(value, f"{prefix}{key}."))
+        return flat
+    text = str(data)
+    if len(text) > MAX_PARAM_CHARS:
+        text = text[: MAX_PARAM_CHARS - 3] + "..."
+    return {prefix.rstrip("."): text}
+
+
+def redact(data: Any) -> Any:
+    """Config as it may be logged: secret-named keys' values, URL user parts and anything a
+    detector finds redacted (``benchmark.redaction.redact_settings``)."""
+    return redact_settings(data)
+
+
+def columns(rows: list[dict[str, object]]) -> dict[str, list[object]]:
+    """Row dicts as the columns of an MLflow table (a key missing in a row is None)."""
+    keys: dict[str, None] = {}
+    for row in rows:
+        keys.update(dict.fromkeys(row))
+    return {k: [row.get(k) for row in rows] for k in keys}

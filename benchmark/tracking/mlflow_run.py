@@ -1,0 +1,76 @@
+"""Log one run record (a job's or an audit's) as one MLflow run: the only writer of runs.
+
+A job of a Hydra multirun is tagged with its ``sweep`` (see ``sweep.py``) so the runs
+of one sweep can be found, compared and reported together. A record whose status is
+KILLED (an interrupted job) ends its run as KILLED; Ctrl-C while logging ends the run
+as KILLED too, with what was logged so far (``LoggingInterrupted``).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from benchmark import interrupt
+from benchmark.config import TrackingConfig
+from benchmark.interrupt import LoggingInterrupted
+from benchmark.redaction import scrub_setting
+from benchmark.run_record import RunRecord
+from benchmark.tracking.inputs import log_transcript_inputs
+from benchmark.tracking.mlflow_store import prepare_tracking, store_uri
+from benchmark.tracking.sweep import SweepInfo
+from benchmark.tracking.traces import log_traces
+
+
+def log_run(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None = None) -> str:
+    """Log ``record`` into the configured store or server; returns the run's id."""
+    import mlflow
+
+    experiment_id = prepare_tracking(tracking)
+    with mlflow.start_run(experiment_id=experiment_id, run_name=record.run_name) as run:
+        run_id = run.info.run_id
+        if record.status == "KILLED":  # a second Ctrl-C leaves at once: say what it leaves
+            _arm_second(tracking, run_id)
+        try:
+            _log_content(record, sweep)
+            if tracking.trace_llm and record.calls:
+                log_traces(record.calls, experiment_id, name=f"{run.info.run_name}: llm calls")
+        except KeyboardInterrupt:
+            _arm_second(tracking, run_id)
+            mlflow.end_run("KILLED")
+            raise LoggingInterrupted(run_id) from None
+        mlflow.end_run(record.status)
+        return run_id
+
+
+def _arm_second(tracking: TrackingConfig, run_id: str) -> None:
+    """What a second Ctrl-C while ``run_id`` is logged says it leaves behind."""
+    interrupt.arm_second(
+        f"run {run_id} in {store_uri(tracking)} is left RUNNING with what was logged so far"
+    )
+
+
+def _log_content(record: RunRecord, sweep: SweepInfo | None) -> None:
+    """Everything of one run but its traces, into the active MLflow run."""
+    import mlflow
+
+    mlflow.set_tags({**record.tags, **sweep_tags(sweep)})
+    mlflow.log_params(record.params)
+    mlflow.log_metrics(record.metrics)
+    if record.inputs is not None:
+        log_transcript_inputs(record.inputs)
+    for step, metrics in enumerate(record.step_metrics):
+        mlflow.log_metrics(metrics, step=step)
+    for name, table in record.tables.items():
+        mlflow.log_table(table, artifact_file=name)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in record.artifacts.items():
+            path = Path(tmp, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        mlflow.log_artifacts(tmp)
+
+
+def sweep_tags(sweep: SweepInfo | None) -> dict[str, str]:
+    """A sweep job's tags, scrubbed: overrides are user text and may hold a credential."""
+    return {k: scrub_setting(v) for k, v in sweep.tags().items()} if sweep is not None else {}
