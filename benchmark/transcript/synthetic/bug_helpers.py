@@ -5,7 +5,10 @@ from __future__ import annotations
 import random
 
 import benchmark.transcript.synthetic.outputs as outputs
+import benchmark.transcript.synthetic.resources as resources
 from benchmark.transcript.synthetic.project import Project
+
+BUG_TABLES: dict = resources.yaml_data("bug_tables.yaml")
 
 
 def new_value(rng: random.Random, old: int) -> int:
@@ -14,14 +17,9 @@ def new_value(rng: random.Random, old: int) -> int:
     return rng.choice(options)
 
 
-def declarations(text: str) -> list[tuple[str, str, str]]:
-    """(name, type, default) of each declaration line such as ``limit: int = 100``."""
-    out = []
-    for line in text.strip().splitlines():
-        name, _, rest = line.partition(": ")
-        kind, _, default = rest.partition(" = ")
-        out.append((name, kind, default))
-    return out
+def declarations(table: str) -> list[tuple[str, str, str]]:
+    """(name, type, default) rows of the table ``table`` in ``data/bug_tables.yaml``."""
+    return [(name, kind, default) for name, kind, default in BUG_TABLES[table]]
 
 
 def cli_output(project: Project, command: str, dry: bool) -> str:

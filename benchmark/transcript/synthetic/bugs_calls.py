@@ -6,7 +6,7 @@ import random
 
 import benchmark.transcript.synthetic.outputs as outputs
 import benchmark.transcript.synthetic.scenarios as sc
-from benchmark.transcript.synthetic.bug_helpers import cli_frames, declarations
+from benchmark.transcript.synthetic.bug_helpers import BUG_TABLES, cli_frames, declarations
 from benchmark.transcript.synthetic.project import Func, Project
 from benchmark.transcript.synthetic.python_source import parse_expr
 from benchmark.transcript.synthetic.testgen import call_args, snake
@@ -71,20 +71,8 @@ def key_error(project: Project, rng: random.Random, hint: str) -> sc.Scenario | 
     return sc.finish(project, "key_error", values, main, near)
 
 
-KWARGS = declarations(
-    """
-timeout: float = 10.0
-strict: bool = False
-limit: int = 100
-tz: str | None = None
-dry_run: bool = False
-batch_size: int = 500
-currency: str = "EUR"
-retries: int = 3
-include_archived: bool = False
-"""
-)
-SAMPLE_VALUES = {"float": "2.5", "bool": "True", "int": "25", "str": '"Europe/Lisbon"'}
+KWARGS = declarations("call_kwargs")
+SAMPLE_VALUES: dict[str, str] = BUG_TABLES["sample_values"]
 
 
 def with_param(def_line: str, param: str) -> str:

@@ -51,20 +51,7 @@ def constant(project: Project, rng: random.Random, hint: str) -> sc.Scenario | N
     return sc.finish(project, "constant", values, main, near)
 
 
-NEW_SETTINGS = declarations(
-    """
-export_dir: str = "exports"
-batch_size: int = 500
-webhook_url: str | None = None
-retention_days: int = 90
-default_currency: str = "EUR"
-rate_limit_per_minute: int = 120
-notify_on_failure: bool = True
-archive_prefix: str = "archive/"
-sync_window_hours: int = 24
-max_workers: int = 4
-"""
-)
+NEW_SETTINGS = declarations("new_settings")
 
 
 def settings_attr(project: Project, rng: random.Random, hint: str) -> sc.Scenario | None:

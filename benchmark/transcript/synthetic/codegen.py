@@ -15,7 +15,7 @@ import benchmark.transcript.synthetic.code_infra as code_infra
 import benchmark.transcript.synthetic.docs as docs
 import benchmark.transcript.synthetic.testgen as testgen
 from benchmark.transcript.synthetic.project import Func, Project, SourceFile
-from benchmark.transcript.synthetic.python_source import Writer
+from benchmark.transcript.synthetic.python_source import Writer, add_import
 
 
 def build_file(project: Project, path: str, rng: random.Random) -> SourceFile:
@@ -38,69 +38,13 @@ def build_file(project: Project, path: str, rng: random.Random) -> SourceFile:
     return _inject_pins(project, rel, w.build())
 
 
-STDLIB = frozenset(
-    {
-        "base64",
-        "collections",
-        "contextlib",
-        "csv",
-        "dataclasses",
-        "datetime",
-        "enum",
-        "functools",
-        "importlib",
-        "json",
-        "logging",
-        "os",
-        "pathlib",
-        "random",
-        "re",
-        "string",
-        "sys",
-        "time",
-        "typing",
-        "unicodedata",
-    }
-)
-
-
-def _import_order(line: str) -> tuple[bool, str]:
-    return line.startswith("from "), line.split()[1]
-
-
-def _add_import(text: str, line: str, pkg: str) -> str:
-    """Insert an import line into its isort group (stdlib, third party, first party)."""
-    if any(existing.startswith(line) for existing in text.splitlines()):
-        return text
-    marker = "from __future__ import annotations\n\n"
-    start = text.index(marker) + len(marker)
-    end = text.index("\n\n\n", start)
-    groups = [g.splitlines() for g in text[start:end].split("\n\n") if g.strip()]
-
-    def group_of(entry: str) -> int:
-        root = entry.split()[1].split(".")[0]
-        return 0 if root in STDLIB else 2 if root == pkg else 1
-
-    rank = group_of(line)
-    for group in groups:
-        if group_of(group[0]) == rank:
-            group.append(line)
-            group.sort(key=_import_order)
-            break
-    else:
-        at = sum(1 for group in groups if group_of(group[0]) < rank)
-        groups.insert(at, [line])
-    block = "\n\n".join("\n".join(group) for group in groups)
-    return text[:start] + block + text[end:]
-
-
 def _inject_pins(project: Project, rel: str, source: SourceFile) -> SourceFile:
     """Add the code that a planned breaking upgrade will trip over (imports + one function)."""
     for pin in project.pins:
         if pin.used_in != rel:
             continue
         for line in pin.imports:
-            source.text = _add_import(source.text, line.replace("{pkg}", project.pkg), project.pkg)
+            source.text = add_import(source.text, line.replace("{pkg}", project.pkg), project.pkg)
         snippet = pin.snippet.replace("{pkg}", project.pkg)
         source.text = source.text.rstrip("\n") + "\n\n\n" + snippet
         lines = snippet.splitlines()

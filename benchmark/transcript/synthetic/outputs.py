@@ -10,6 +10,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
+import benchmark.transcript.synthetic.resources as resources
 from benchmark.transcript.synthetic.project import Project
 
 WIDTH = 80
@@ -146,36 +147,18 @@ def traceback(frames: list[Frame], final: str) -> str:
 
 Frame = tuple[str, int, str, str]  # (file, line, function, source line)
 
-# Frames of code that is not the project's, outermost first, by the call they serve:
-# "group file:line function: source line" ({site} is site-packages, {lib} the stdlib).
-LIBRARY_FRAMES = """
-python_m <frozen runpy>:198 _run_module_as_main:
-python_m <frozen runpy>:88 _run_code:
-click {site}/click/core.py:1157 __call__: return self.main(*args, **kwargs)
-click {site}/click/core.py:1078 main: rv = self.invoke(ctx)
-click {site}/click/core.py:1688 invoke: return _process_result(sub_ctx.command.invoke(sub_ctx))
-click {site}/click/core.py:1434 invoke: return ctx.invoke(self.callback, **ctx.params)
-click {site}/click/core.py:783 invoke: return __callback(*args, **kwargs)
-json {site}/httpx/_models.py:764 json: return jsonlib.loads(self.content, **kwargs)
-json {lib}/json/__init__.py:346 loads: return _default_decoder.decode(s)
-json {lib}/json/decoder.py:337 decode: obj, end = self.raw_decode(s, idx=_w(s, 0).end())
-json {lib}/json/decoder.py:355 raw_decode: raise JSONDecodeError("Expecting value", s, err.value)
-"""
+# Frames of code that is not the project's, outermost first, by the call they serve.
+LIBRARY_FRAMES: dict[str, list[list]] = resources.yaml_data("bug_tables.yaml")["library_frames"]
 
 
 def library_frames(project: Project, group: str) -> list[Frame]:
     """The frames of ``group`` in :data:`LIBRARY_FRAMES`, for this project's interpreter."""
     lib = f"/usr/lib/python{project.python.rsplit('.', 1)[0]}"
-    frames = []
-    for row in LIBRARY_FRAMES.strip().splitlines():
-        name, _, rest = row.partition(" ")
-        if name == group:
-            where, _, code = f"{rest} ".partition(": ")
-            path, _, tail = where.rpartition(":")
-            line, func = tail.split()
-            path = path.format(site=site_packages(project), lib=lib)
-            frames.append((path, int(line), func, code.strip()))
-    return frames
+    site = site_packages(project)
+    return [
+        (path.format(site=site, lib=lib), line, func, code)
+        for path, line, func, code in LIBRARY_FRAMES[group]
+    ]
 
 
 def site_packages(project: Project) -> str:

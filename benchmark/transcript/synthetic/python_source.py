@@ -152,11 +152,6 @@ class Writer:
                 self.funcs.append(_recorded(line, lines[i + 1], owner if pad else "", tags or {}))
         self.out.extend(lines)
 
-    def header(self, doc: str, std: list[str], third: list[str], local: list[str]) -> None:
-        """Module docstring and imports, each group sorted the way isort does it."""
-        self.add(f'"""{doc}"""', "", "from __future__ import annotations", "")
-        self._imports([std, third, local])
-
     def header_snippet(self, template: str, **values: object) -> None:
         """A module's head from a template: its docstring paragraph, then import groups.
 
@@ -168,14 +163,8 @@ class Writer:
         self._imports([[line for line in group.split("\n") if line] for group in groups])
 
     def _imports(self, groups: list[list[str]]) -> None:
-        def order(line: str) -> tuple[bool, str]:
-            return line.startswith("from "), line.split()[1]
-
-        for group in groups:
-            if group:
-                self.add(*sorted(group, key=order))
-                self.blank()
-        self.blank()
+        self.add(*import_block(groups).split("\n"))
+        self.blank(2)
 
     def build(self, entity: Entity | None = None, tests: list[str] | None = None) -> SourceFile:
         text = "\n".join(self.out).rstrip() + "\n"
@@ -189,6 +178,41 @@ class Writer:
             payload_keys=self.payload_keys,
             anchors=self.anchors,
         )
+
+
+STDLIB = frozenset(resources.yaml_data("stdlib.yaml"))
+
+
+def _import_order(line: str) -> tuple[bool, str]:
+    return line.startswith("from "), line.split()[1]
+
+
+def import_block(groups: list[list[str]]) -> str:
+    """Import groups, each sorted the way isort does it, with a blank line between groups."""
+    return "\n\n".join("\n".join(sorted(group, key=_import_order)) for group in groups if group)
+
+
+def add_import(text: str, line: str, first_party: str) -> str:
+    """Insert an import line into its isort group (stdlib, third party, first party)."""
+    if any(existing.startswith(line) for existing in text.splitlines()):
+        return text
+    marker = "from __future__ import annotations\n\n"
+    start = text.index(marker) + len(marker)
+    end = text.index("\n\n\n", start)
+    groups = [g.splitlines() for g in text[start:end].split("\n\n") if g.strip()]
+
+    def group_of(entry: str) -> int:
+        root = entry.split()[1].split(".")[0]
+        return 0 if root in STDLIB else 2 if root == first_party else 1
+
+    rank = group_of(line)
+    for group in groups:
+        if group_of(group[0]) == rank:
+            group.append(line)
+            break
+    else:
+        groups.insert(sum(1 for group in groups if group_of(group[0]) < rank), [line])
+    return text[:start] + import_block(groups) + text[end:]
 
 
 _BARE_PLACEHOLDER = re.compile(r" *\{[^{}]*\}")

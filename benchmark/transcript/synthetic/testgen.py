@@ -9,20 +9,14 @@ from __future__ import annotations
 
 import random
 
+import benchmark.transcript.synthetic.resources as resources
 from benchmark.transcript.synthetic.project import Func, Project, SourceFile
 from benchmark.transcript.synthetic.python_source import Writer, literal
 from benchmark.transcript.synthetic.vocab import Entity
 
-ASPECTS = (
-    "returns_expected_value",
-    "handles_empty_input",
-    "keeps_order",
-    "uses_default",
-    "is_stable_across_calls",
-    "rejects_bad_input",
-    "round_trips",
-    "matches_fixture",
-)
+_T: dict = resources.yaml_data("testgen.yaml")
+_REPOSITORY_IMPORT: str = resources.yaml_data("code_domain.yaml")["service_repo_import"]
+ASPECTS: tuple[str, ...] = tuple(_T["aspects"])
 
 
 def build_test(project: Project, path: str, rng: random.Random) -> SourceFile:
@@ -37,61 +31,30 @@ def build_test(project: Project, path: str, rng: random.Random) -> SourceFile:
     return _module_tests(project, path, rng, [project.src(stem)])
 
 
-def _test_header(w: Writer, doc: str, third: list[str], local: list[str]) -> None:
+def _test_header(w: Writer, doc: str, third: str, local: str) -> None:
     """Docstring and imports of a test module; every one uses dates and pytest."""
-    w.add(f'"""{doc}"""', "", "from __future__ import annotations", "")
-    w.add("from datetime import date, datetime, timezone", "", "import pytest", *third, "")
-    w.add(*local, "", "")
+    w.snippet(_T["head"], record=False, doc=doc, third=third, local=local)
+    w.blank(2)
 
 
 def build_conftest(project: Project, path: str, rng: random.Random) -> SourceFile:
-    pkg = project.pkg
     w = Writer(path)
-    _test_header(
-        w,
-        "Fixtures shared by every test module: an in-memory DB and sample records.",
-        ["from sqlalchemy import create_engine", "from sqlalchemy.orm import sessionmaker"],
-        [
-            f"from {pkg}.config import Settings",
-            f"from {pkg}.db import Base",
-            f"from {pkg}.models import " + ", ".join(e.cls for e in project.entities),
-        ],
+    models = ", ".join(e.cls for e in project.entities)
+    local = _T["conftest_local"].format(pkg=project.pkg, models=models)
+    _test_header(w, _T["conftest_doc"], _T["conftest_third"], local)
+    w.anchors["engine_create"] = _T["engine_create"]
+    w.snippet(
+        _T["conftest"],
+        record=False,
+        engine_create=_T["engine_create"],
+        vendor_host=project.vendor_host,
     )
-    create = '    engine = create_engine("sqlite:///:memory:")'
-    w.anchors["engine_create"] = create
-    w.add(
-        "@pytest.fixture",
-        "def engine():",
-        create,
-        "    Base.metadata.create_all(engine)",
-        "    yield engine",
-        "    engine.dispose()",
-        "",
-        "",
-        "@pytest.fixture",
-        "def session(engine):",
-        "    factory = sessionmaker(bind=engine)",
-        "    with factory() as session:",
-        "        yield session",
-        "",
-        "",
-        "@pytest.fixture",
-        "def settings():",
-        f'    return Settings(database_url="sqlite:///:memory:", '
-        f'api_base_url="https://{project.vendor_host}/test")',
-        "",
-        "",
-    )
+    w.blank(2)
     for e in project.entities:
-        w.add(
-            f"def make_{e.name}(**overrides) -> {e.cls}:",
-            f'    """A valid {e.name}; tests override only the fields they care about."""',
-            "    values = {",
-            f'        "id": {rng.randint(1, 40)},',
-        )
-        for f in e.fields:
-            w.add(f'        "{f.name}": {literal(f, rng)},')
-        w.add("    }", "    values.update(overrides)", f"    return {e.cls}(**values)", "", "")
+        first_id = rng.randint(1, 40)
+        values = [_T["make_value"].format(f=f, value=literal(f, rng)) for f in e.fields]
+        w.snippet(_T["make_entity"], record=False, e=e, id=first_id, values="\n".join(values))
+        w.blank(2)
     return w.build()
 
 
@@ -149,56 +112,57 @@ def _assertion(func: Func, rng: random.Random) -> list[str]:
 def _module_tests(
     project: Project, path: str, rng: random.Random, targets: list[str]
 ) -> SourceFile:
-    pkg = project.pkg
     module = project.file(targets[0])
     mod_name = targets[0].removeprefix("src/").removesuffix(".py").replace("/", ".")
     entity = module.entity or project.main
     public = [f for f in module.funcs if not f.name.startswith("_")][:7]
     w = Writer(path)
-    star = f"from {mod_name} import *  # noqa: F403 - the module's public surface"
-    makers = "from tests.conftest import " + ", ".join(f"make_{e.name}" for e in project.entities)
-    _test_header(w, f"Tests for {mod_name}.", [], [star, makers])
-    tests: list[str] = []
-    owner_fixture = ""
+    local = [
+        _T["module_star"].format(module=mod_name),
+        _T["module_makers"].format(
+            makers=", ".join(_T["maker"].format(e=e) for e in project.entities)
+        ),
+    ]
     owners = [f.qual.split(".")[0] for f in public if "." in f.qual]
+    construct = _T["construct"].format(owner=owners[0]) if owners else ""
+    if owners and owners[0].endswith("Service") and project.exists(project.repository_path(entity)):
+        construct = _T["construct_with_repository"].format(owner=owners[0], e=entity)
+        local.insert(0, _REPOSITORY_IMPORT.format(pkg=project.pkg, e=entity))
+    _test_header(w, _T["module_doc"].format(module=mod_name), "", "\n".join(local))
+    owner_fixture = snake(owners[0]) if owners else ""
     if owners:
-        owner = owners[0]
-        owner_fixture = snake(owner)
-        construct = f"{owner}(session)"
-        if owner.endswith("Service") and project.exists(project.repository_path(entity)):
-            construct = f"{owner}({entity.cls}Repository(session))"
-            w.out.insert(
-                w.out.index("import pytest") + 2,
-                f"from {pkg}.repositories.{entity.name}_repository import {entity.cls}Repository",
-            )
-        w.add(
-            "@pytest.fixture", f"def {owner_fixture}(session):", f"    return {construct}", "", ""
-        )
+        w.snippet(_T["owner_fixture"], record=False, fixture=owner_fixture, construct=construct)
+        w.blank(2)
+    tests: list[str] = []
     for func in public:
         aspects = rng.sample(ASPECTS, rng.choice((1, 2)))
         for aspect in aspects:
             name = f"test_{func.name}_{aspect}"
             params = [owner_fixture] if "." in func.qual and owner_fixture else []
             call = f"{owner_fixture}.{func.name}" if params else func.name
-            body = [
-                f"result = {call}({call_args(func, entity, rng, project.entities)})",
-                *_assertion(func, rng),
-            ]
+            args = call_args(func, entity, rng, project.entities)
+            body = [_T["call"].format(call=call, args=args), *_assertion(func, rng)]
             if aspect == "rejects_bad_input":
                 bad_args = ", ".join(
                     a for a in (call_args(func, entity, rng, project.entities), "strict=True") if a
                 )
-                body = ["with pytest.raises((ValueError, TypeError)):", f"    {call}({bad_args})"]
+                body = _T["call_rejected"].format(call=call, args=bad_args).split("\n")
+            decorator = ""
+            ids = [name]
             if rng.random() < 0.18 and not params:
                 values = ", ".join(str(rng.randint(1, 9)) for _ in range(3))
-                w.add(f'@pytest.mark.parametrize("size", [{values}])')
+                decorator = _T["parametrize"].format(values=values)
                 params.append("size")
-                body.insert(0, "assert size > 0")
+                body.insert(0, _T["size_check"])
                 ids = [f"{name}[{v.strip()}]" for v in values.split(",")]
-            else:
-                ids = [name]
-            w.add(f"def {name}({', '.join(params)}):")
-            w.add(*(f"    {line}" for line in body))
+            w.snippet(
+                _T["test"],
+                record=False,
+                decorator=decorator,
+                name=name,
+                params=", ".join(params),
+                body="\n".join(f"    {line}" for line in body),
+            )
             w.blank(2)
             tests.extend(ids)
     return w.build(entity=entity, tests=tests)
