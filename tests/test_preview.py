@@ -1,4 +1,4 @@
-"""``python -m benchmark.inspect``: what a file holds and what a job's config would find in it.
+"""``python -m benchmark.preview``: what a file holds and what a job's config would find in it.
 
 Expected values are computed here from the importer, ``find_points`` and
 ``generate_probes`` directly, not copied from the CLI's output.
@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO
 
 from benchmark.compaction import CompactionConfig, find_points
-from benchmark.inspect import main
+from benchmark.preview import main
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.repeats import FirstAsked
@@ -398,7 +398,7 @@ def test_swe_agent_folder(shared_data, capsys):
 
 def test_module_runs_without_the_llm_stack(session_file):
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "benchmark.inspect", str(session_file)],
+        [sys.executable, "-X", "importtime", "-m", "benchmark.preview", str(session_file)],
         capture_output=True,
         text=True,
         cwd=REPO,
