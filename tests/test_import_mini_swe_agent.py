@@ -11,8 +11,8 @@ from pathlib import Path
 from conftest import compose_config
 
 from benchmark.config import validate
-from benchmark.preview import main
 from benchmark.pipeline import run_job
+from benchmark.preview import main
 from benchmark.transcript.formats import import_file, mini_swe_agent
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "mini_swe_agent"
