@@ -530,18 +530,7 @@ def test_load_transcripts_skips_every_corrupted_file(corpus):
 
 
 def test_the_job_skips_each_corrupted_file_with_one_warning(corpus, tmp_path):
-    proc = run_cli(
-        [
-            "transcript=files",
-            f"transcript.path={corpus}",
-            "transcript.on_error=skip",
-            "compaction.context_window=4000",
-            "compaction.tail_tokens=500",
-            "tracking=disabled",
-            "cache.dir=null",
-        ],
-        tmp_path,
-    )
+    proc = run_cli([*skip_job(corpus), "tracking=disabled"], tmp_path)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in output
@@ -551,6 +540,19 @@ def test_the_job_skips_each_corrupted_file_with_one_warning(corpus, tmp_path):
     assert "Scorecard" in proc.stdout and "overall" in proc.stdout
     points = re.search(r"over (\d+) compaction point", proc.stdout)
     assert points and int(points.group(1)) >= 1, proc.stdout[-2000:]
+
+
+def skip_job(folder: Path) -> list[str]:
+    """Overrides of a job over ``folder`` that skips bad files, with a window that compacts
+    the valid session."""
+    return [
+        "transcript=files",
+        f"transcript.path={folder}",
+        "transcript.on_error=skip",
+        "compaction.context_window=4000",
+        "compaction.tail_tokens=500",
+        "cache.dir=null",
+    ]
 
 
 def test_on_error_fail_stops_the_job_in_one_line(corpus, tmp_path):
