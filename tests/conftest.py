@@ -1,13 +1,27 @@
-"""Shared test helpers: real Hydra composition of ``conf/`` and small, fast overrides."""
+"""Shared test helpers: real Hydra composition of ``conf/``, small fast overrides, and the
+message, endpoint and process builders the test files share."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 from openai_stub import openai_stub_fixture  # noqa: F401  (registers the `openai_stub` fixture)
+
+if TYPE_CHECKING:
+    from openai_stub import OpenAIStub
+
+    from benchmark.compaction import CompactionPoint
+    from benchmark.probe.models import Probe
+    from benchmark.transcript.models import ToolCall, Transcript
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
@@ -76,3 +90,144 @@ def run_point(config, transcript, point, policy, answerer, judge):
     rollup = config.rubric.without(not_measured(config.rubric, judge, answerer))
     results = [evaluate(p, context, answerer, judge, config.rubric, rollup) for p in probes]
     return point_result(config, point, context, results)
+
+
+# --- builders the test files share ----------------------------------------------------------
+
+
+def call_message(call_id: str, name: str, args: dict, content: str | None = None) -> dict:
+    """An OpenAI-chat assistant message making one tool call (``args`` JSON-encoded)."""
+    function = {"name": name, "arguments": json.dumps(args)}
+    return {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+    }
+
+
+def result_message(call_id: str, text: str) -> dict:
+    """The tool's answer to ``call_id``."""
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def say(text: str) -> dict:
+    """An assistant message with prose only."""
+    return {"role": "assistant", "content": text}
+
+
+def tool_call(call_id: str, name: str, **args: object) -> ToolCall:
+    """A model-side tool call with keyword arguments as its JSON arguments."""
+    from benchmark.transcript.models import FunctionCall, ToolCall
+
+    return ToolCall(id=call_id, function=FunctionCall(name=name, arguments=json.dumps(args)))
+
+
+def split_session(
+    transcript: Transcript, head: int, region: int, tail: int, tokens_before: int = 0
+) -> CompactionPoint:
+    """The point compacting ``region`` messages after the first ``head``, ``tail`` kept."""
+    from benchmark.compaction import CompactionPoint
+
+    return CompactionPoint(
+        transcript_id=transcript.id,
+        ordinal=0,
+        head_end=head,
+        tail_start=head + region,
+        end=head + region + tail,
+        tokens_before=tokens_before,
+    )
+
+
+def stub_endpoint(stub: OpenAIStub, key_env: str, **fields: object) -> dict:
+    """An endpoint block for ``stub`` (the key read from ``key_env``); ``fields`` override."""
+    return {
+        "name": "stubbed",
+        "model": "gpt-4o-mini",
+        "base_url": stub.base_url,
+        "api_key_env": key_env,
+        "price_input_per_1m": 0.15,
+        "price_output_per_1m": 0.60,
+        **fields,
+    }
+
+
+def run_benchmark(
+    args: list[str], cwd: Path, env: dict[str, str], timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """``python -m benchmark *args`` as a user runs it, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "benchmark", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def start_benchmark(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """``python -m benchmark *args`` started in the background, its pipes open as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "benchmark", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def probes_at_last_point(transcript: Transcript) -> list[Probe]:
+    """The default probes at the last point of a window just under the whole transcript
+    (a small fixture gives one point)."""
+    from benchmark.compaction import CompactionConfig, find_points
+    from benchmark.probe.config import ProbeConfig
+    from benchmark.probe.extract import generate_probes
+
+    config = CompactionConfig(
+        context_window=transcript.total_tokens, trigger_ratio=0.97, head_messages=2, tail_tokens=40
+    )
+    return generate_probes(transcript, find_points(transcript, config)[-1], ProbeConfig())
+
+
+@pytest.fixture
+def stage_on_stub():
+    """``build(cls, endpoint, **kw)``: an LLM stage (answerer, judge, summarizer) on
+    ``endpoint``, updated by ``kw["endpoint"]``; every stage built is closed after the test."""
+    built: list = []
+
+    def build(cls: type, base: dict, /, **kw: object):
+        stage = cls(endpoint={**base, **kw.pop("endpoint", {})}, **kw)
+        built.append(stage)
+        return stage
+
+    yield build
+    for stage in built:
+        stage.close()
+
+
+def recording(reply: Callable[[dict], object]) -> tuple[list[str], Callable[[dict], object]]:
+    """A stub reply hook that answers as ``reply`` does and records each request body
+    (canonical JSON, thread-safe) in the returned list."""
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def record(body: dict) -> object:
+        with lock:
+            seen.append(json.dumps(body, sort_keys=True))
+        return reply(body)
+
+    return seen, record
+
+
+def swe_agent_job(shared_data: Path, *overrides: str) -> list[str]:
+    """Overrides of a job over the real SWE-agent trajectories (the README's window)."""
+    return [
+        "transcript=files",
+        f"transcript.path={shared_data / 'swe-agent'}",
+        "compaction.context_window=1500",
+        "compaction.tail_tokens=200",
+        "tracking=disabled",
+        "cache.dir=null",
+        *overrides,
+    ]

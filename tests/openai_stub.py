@@ -10,11 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from benchmark import stub
-from benchmark.stub import *  # noqa: F403  (the stub's public names, re-exported)
-from benchmark.stub import OpenAIStub
-
-__all__ = [*stub.__all__, "openai_stub", "openai_stub_fixture"]
+# Re-exported: the names the test files take from here (the rest they import from benchmark.stub).
+from benchmark.stub import Fault, OpenAIStub, decrypt, message_text, scripted_reply  # noqa: F401
 
 
 @pytest.fixture(name="openai_stub")

@@ -8,11 +8,10 @@ time); a handful run as real subprocesses, bounded by a 60 s timeout.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 import pytest
-from conftest import compose_config
+from conftest import compose_config, run_benchmark
 
 from benchmark.__main__ import hydra_main, main
 
@@ -275,14 +274,7 @@ def test_a_good_command_runs_after_bad_ones_in_process(offline, monkeypatch, cap
 def test_bad_override_in_a_real_process(case, tmp_path):
     expected = dict((" ".join(c), e) for c, e in CASES)[" ".join(case)]
     env = {k: v for k, v in os.environ.items() if k not in ("HYDRA_FULL_ERROR", "OPENAI_API_KEY")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmark", *_args(case, tmp_path)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_benchmark(_args(case, tmp_path), tmp_path, env, timeout=60)
     assert proc.returncode == 2, proc.stderr
     _one_error_line(proc.stderr, expected)
     assert SECRET[:8] not in proc.stdout

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import compose_config
+from conftest import compose_config, run_benchmark
 
 # Keep the network out, as on a user's offline machine.
 OFFLINE_ENV = {
@@ -22,14 +21,7 @@ OFFLINE_ENV = {
 
 
 def run_cli(args: list[str], cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "benchmark", *args],
-        cwd=cwd,
-        env=OFFLINE_ENV,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_benchmark(args, cwd, OFFLINE_ENV)
 
 
 def test_default_run_logs_one_mlflow_run(tmp_path, default_sessions):

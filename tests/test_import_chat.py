@@ -7,10 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import probes_at_last_point
 
-from benchmark.compaction import CompactionConfig, find_points
-from benchmark.probe.config import ProbeConfig
-from benchmark.probe.extract import generate_probes
 from benchmark.transcript.formats import TranscriptError, import_file
 
 FIXTURE = Path(__file__).parent / "fixtures" / "transcripts" / "chat" / "ledger_fix.jsonl"
@@ -28,12 +26,8 @@ def test_jsonl_fixture_round_trips():
     imported = import_file(FIXTURE)
     t = imported.transcript
     assert imported.format == "chat" and imported.warnings == []
-    assert Counter(m.role for m in t.messages) == {
-        "system": 1,
-        "user": 2,
-        "assistant": 9,
-        "tool": 7,
-    }
+    roles = {"system": 1, "user": 2, "assistant": 9, "tool": 7}
+    assert Counter(m.role for m in t.messages) == roles
     assert _tools(t) == {"read_file": 2, "bash": 2, "edit_file": 2, "write_file": 1}
     calls = [c.id for m in t.messages for c in m.tool_calls or []]
     results = [m.tool_call_id for m in t.messages if m.role == "tool"]
@@ -60,11 +54,7 @@ def test_detected_by_content_not_extension(tmp_path):
 
 
 def test_probes_from_the_fixture():
-    t = import_file(FIXTURE).transcript
-    config = CompactionConfig(
-        context_window=t.total_tokens, trigger_ratio=0.97, head_messages=2, tail_tokens=40
-    )
-    probes = generate_probes(t, find_points(t, config)[-1], ProbeConfig())
+    probes = probes_at_last_point(import_file(FIXTURE).transcript)
     facts = {(p.type, f.kind, f.text) for p in probes for f in p.gold.facts}
     assert ("artifact", "created", "tests/test_export_empty.py") in facts
     assert ("artifact", "modified", "ledger/export.py") in facts

@@ -80,12 +80,8 @@ def current():
 def test_current_rollout_counts_and_pairing(current):
     transcript = current.transcript
     assert current.format == "codex" and current.warnings == []
-    assert Counter(m.role for m in transcript.messages) == {
-        "system": 2,
-        "user": 5,
-        "assistant": 11,
-        "tool": 11,
-    }
+    roles = {"system": 2, "user": 5, "assistant": 11, "tool": 11}
+    assert Counter(m.role for m in transcript.messages) == roles
     calls = _calls(transcript)
     assert Counter(c.function.name for c in calls) == {
         "shell": 6,

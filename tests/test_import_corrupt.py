@@ -197,9 +197,12 @@ def _lines(records: list[Any]) -> bytes:
 
 
 def _set(records: list[Any], index: int, path: str, value: Any) -> list[Any]:
-    """A deep copy of ``records`` with ``records[index].<path>`` set (``path`` dotted;
-    ``_drop_`` as value deletes the key)."""
+    """A deep copy of ``records`` with ``records[index].<path>`` set (``path`` dotted, empty
+    for the record itself; ``_drop_`` as value deletes the key)."""
     out = json.loads(json.dumps(records))
+    if not path:
+        out[index] = value
+        return out
     target = out[index]
     *parents, last = path.split(".")
     for key in parents:
@@ -258,6 +261,28 @@ def _write_huge_line(path: Path) -> None:
         for _ in range(HUGE_LINE_BYTES // len(block)):
             f.write(block)
         f.write(b'"}\n')
+
+
+_SEEDS_BY_NAME = {"chat": CHAT, "claude": CLAUDE, "codex": CODEX}
+
+
+def _edited_cases() -> list[Case]:
+    """The rows of ``fixtures/corrupt/edits.json``: a seed with one field changed, or a
+    whole document, encoded as the name's suffix says."""
+    rows = json.loads((Path(__file__).parent / "fixtures" / "corrupt" / "edits.json").read_text())
+    cases = []
+    for row in rows["cases"]:
+        name, expect = row["name"], tuple(row["expect"])
+        if "doc" in row:
+            doc = row["doc"]
+            data = _lines(doc) if name.endswith(".jsonl") else _doc(doc)
+        elif row["seed"] == "swe":
+            data = _history(*row["set"])
+        else:
+            edited = _set(_SEEDS_BY_NAME[row["seed"]], *row["set"])
+            data = _lines(edited) if name.endswith(".jsonl") else _doc(edited)
+        cases.append(Case(name, data, expect))
+    return cases
 
 
 def _cases() -> list[Case]:
@@ -328,73 +353,8 @@ def _cases() -> list[Case]:
         Case("swe_cut_half.traj", cut_swe, (swe_line, "invalid JSON")),
         Case("claude_cut_mid_line_3.jsonl", _cut_line(claude, 3), ("line 3", "invalid JSON")),
         Case("codex_cut_mid_line_4.jsonl", _cut_line(codex, 4), ("line 4", "invalid JSON")),
-        # OpenAI chat: wrong types, unknown roles, calls and results without ids.
-        Case(
-            "chat_messages_string.json", _doc({"messages": "hello"}), ("'messages' must be a list",)
-        ),
         Case(
             "chat_messages_object.json", _doc({"messages": CHAT[1]}), ("'messages' must be a list",)
-        ),
-        Case("chat_no_messages.json", _doc({"messages": []}), ("no messages",)),
-        Case(
-            "chat_content_number.json",
-            _doc(_set(CHAT, 1, "content", 5)),
-            ("message 1", "field 'content'"),
-        ),
-        Case(
-            "chat_content_object.json",
-            _doc(_set(CHAT, 1, "content", {"text": 1})),
-            ("message 1", "field 'content'"),
-        ),
-        Case(
-            "chat_tool_calls_string.json",
-            _doc(_set(CHAT, 2, "tool_calls", "read_file")),
-            ("message 2", "field 'tool_calls'"),
-        ),
-        Case(
-            "chat_tool_calls_of_strings.json",
-            _doc(_set(CHAT, 2, "tool_calls", ["read_file"])),
-            ("message 2", "field 'tool_calls.0'"),
-        ),
-        Case(
-            "chat_arguments_number.json",
-            _doc(_set(CHAT, 2, "tool_calls.0.function.arguments", 7)),
-            ("message 2", "arguments", "got int"),
-        ),
-        Case(
-            "chat_call_without_id.json",
-            _doc(_set(CHAT, 2, "tool_calls.0.id", "_drop_")),
-            ("message 2", "field 'tool_calls.0.id'"),
-        ),
-        Case(
-            "chat_call_without_name.json",
-            _doc(_set(CHAT, 2, "tool_calls.0.function.name", "_drop_")),
-            ("message 2", "field 'tool_calls.0.function.name'"),
-        ),
-        Case(
-            "chat_function_string.json",
-            _doc(_set(CHAT, 2, "tool_calls.0.function", "read_file")),
-            ("message 2", "field 'tool_calls.0.function'"),
-        ),
-        Case(
-            "chat_unknown_role.json",
-            _doc(_set(CHAT, 1, "role", "robot")),
-            ("message 1", "field 'role'", "'robot'"),
-        ),
-        Case(
-            "chat_missing_role.json",
-            _doc(_set(CHAT, 1, "role", "_drop_")),
-            ("message 1", "field 'role'"),
-        ),
-        Case(
-            "chat_tool_without_id.json",
-            _doc(_set(CHAT, 3, "tool_call_id", "_drop_")),
-            ("message 3", "tool_call_id"),
-        ),
-        Case(
-            "chat_tool_call_id_number.json",
-            _doc(_set(CHAT, 3, "tool_call_id", 1)),
-            ("message 3", "field 'tool_call_id'"),
         ),
         Case(
             "chat_message_is_string.json",
@@ -403,42 +363,10 @@ def _cases() -> list[Case]:
         ),
         Case("chat_list_of_numbers.json", b"[1, 2, 3]", ("message 0", "expected an object")),
         Case(
-            "chat_unknown_role_line_3.jsonl",
-            _lines(_set(CHAT, 2, "role", "narrator")),
-            ("line 3", "field 'role'", "'narrator'"),
-        ),
-        Case(
-            "chat_tool_without_id_line_4.jsonl",
-            _lines(_set(CHAT, 3, "tool_call_id", "_drop_")),
-            ("line 4", "tool_call_id"),
-        ),
-        Case(
-            "chat_list_line_3.jsonl",
-            _lines([*CHAT[:2], ["user", "hi"], *CHAT[3:]]),
-            ("line 3", "object"),
-        ),
-        Case(
-            "chat_string_line_2.jsonl",
-            _lines([CHAT[0], "just text", *CHAT[2:]]),
-            ("line 2", "object"),
-        ),
-        Case(
             "chat_dataset_rows.jsonl",
             _lines([{"messages": CHAT}, {"messages": CHAT[:2]}]),
             ("line 1", "one conversation per line"),
         ),
-        # Nothing any importer recognises.
-        Case(
-            "unknown_object.json",
-            _doc({"model": "gpt-4o", "usage": {"total_tokens": 12}}),
-            ("unrecognised", "'model'"),
-        ),
-        Case(
-            "unknown_records.jsonl",
-            _lines([{"event": "start", "ts": 1}, {"event": "stop", "ts": 2}]),
-            ("unrecognised", "'event'"),
-        ),
-        Case("empty_object.json", b"{}", ("unrecognised",)),
         Case(
             "unknown_long_keys.jsonl",
             _lines([{f"{'k' * 500}{n}": n for n in range(20)}] * 2),
@@ -449,149 +377,13 @@ def _cases() -> list[Case]:
             _lines(_set(CHAT, 1, "role", "r" * 5000)),
             ("line 2", "field 'role'", "'rrrr"),
         ),
-        # SWE-agent .traj.
-        Case("swe_history_string.traj", _doc({"history": "ls -la"}), ("'history' must be a list",)),
-        Case(
-            "swe_history_of_strings.traj",
-            _doc({"history": ["ls", "cat setup.py"]}),
-            ("history[0]", "expected an object"),
-        ),
-        Case(
-            "swe_unknown_role.traj",
-            _history(2, "role", "robot"),
-            ("history[2]", "field 'role'", "'robot'"),
-        ),
-        Case(
-            "swe_tool_without_ids.traj",
-            _history(5, "tool_call_ids", "_drop_"),
-            ("history[5]", "tool_call_ids"),
-        ),
-        Case(
-            "swe_tool_calls_object.traj",
-            _history(4, "tool_calls", {"id": "call_a"}),
-            ("history[4]", "field 'tool_calls'"),
-        ),
-        Case(
-            "swe_call_without_id.traj",
-            _history(4, "tool_calls.0.id", "_drop_"),
-            ("history[4]", "field 'tool_calls.0.id'"),
-        ),
-        Case(
-            "swe_call_without_name.traj",
-            _history(4, "tool_calls.0.function.name", "_drop_"),
-            ("history[4]", "field 'tool_calls.0.function.name'"),
-        ),
-        Case(
-            "swe_arguments_number.traj",
-            _history(4, "tool_calls.0.function.arguments", 3.5),
-            ("history[4]", "arguments", "got float"),
-        ),
-        Case(
-            "swe_content_number.traj", _history(1, "content", 12), ("history[1]", "field 'content'")
-        ),
-        Case("swe_both_empty.traj", _doc({"history": [], "trajectory": []}), ("both empty",)),
-        Case(
-            "swe_thought_number.traj",
-            _doc({"trajectory": [{"thought": 5, "action": "ls"}]}),
-            ("trajectory[0]", "'thought'"),
-        ),
-        Case(
-            "swe_observation_number.traj",
-            _doc({"trajectory": [{"thought": "t", "action": "ls", "observation": 5}]}),
-            ("trajectory[0]", "field 'observation'"),
-        ),
-        # Claude Code sessions.
-        Case(
-            "claude_message_string.jsonl",
-            _lines(_set(CLAUDE, 1, "message", "hi")),
-            ("line 2", "field 'message'"),
-        ),
-        Case(
-            "claude_content_number.jsonl",
-            _lines(_set(CLAUDE, 0, "message.content", 5)),
-            ("line 1", "field 'message.content'"),
-        ),
-        Case(
-            "claude_block_without_type.jsonl",
-            _lines(_set(CLAUDE, 1, "message.content.0", {"text": "x"})),
-            ("line 2", "field 'message.content.0'"),
-        ),
-        Case(
-            "claude_tool_use_without_id.jsonl",
-            _lines(_set(CLAUDE, 1, "message.content.1.id", "_drop_")),
-            ("line 2", "field 'message.content.1.id'"),
-        ),
-        Case(
-            "claude_tool_use_without_name.jsonl",
-            _lines(_set(CLAUDE, 1, "message.content.1.name", "_drop_")),
-            ("line 2", "field 'message.content.1.name'"),
-        ),
-        Case(
-            "claude_tool_use_input_string.jsonl",
-            _lines(_set(CLAUDE, 1, "message.content.1.input", "ls")),
-            ("line 2", "field 'message.content.1.input'"),
-        ),
-        Case(
-            "claude_tool_result_without_id.jsonl",
-            _lines(_set(CLAUDE, 2, "message.content.0.tool_use_id", "_drop_")),
-            ("line 3", "tool_use_id"),
-        ),
-        Case(
-            "claude_list_line_3.jsonl",
-            _lines([*CLAUDE[:2], [1, 2], *CLAUDE[3:]]),
-            ("line 3", "object"),
-        ),
         Case(
             "claude_unknown_event_types.jsonl",
             _lines([{**r, "type": "narration"} for r in CLAUDE]),
             ("no messages",),
         ),
-        # Codex CLI rollouts.
-        Case(
-            "codex_payload_list.jsonl",
-            _lines(_set(CODEX, 1, "payload", [1, 2])),
-            ("line 2", "field 'payload'"),
-        ),
-        Case(
-            "codex_call_without_id.jsonl",
-            _lines(_set(CODEX, 2, "payload.call_id", "_drop_")),
-            ("line 3", "call_id"),
-        ),
-        Case(
-            "codex_call_without_name.jsonl",
-            _lines(_set(CODEX, 2, "payload.name", "_drop_")),
-            ("line 3", "field 'payload.name'"),
-        ),
-        Case(
-            "codex_arguments_number.jsonl",
-            _lines(_set(CODEX, 2, "payload.arguments", 9)),
-            ("line 3", "arguments"),
-        ),
-        Case(
-            "codex_unknown_role.jsonl",
-            _lines(_set(CODEX, 1, "payload.role", "robot")),
-            ("line 2", "field 'payload.role'", "'robot'"),
-        ),
-        Case(
-            "codex_content_number.jsonl",
-            _lines(_set(CODEX, 1, "payload.content", 5)),
-            ("line 2", "field 'payload.content'"),
-        ),
-        Case(
-            "codex_output_number.jsonl",
-            _lines(_set(CODEX, 3, "payload.output", 7)),
-            ("line 4", "output"),
-        ),
-        Case(
-            "codex_type_missing.jsonl",
-            _lines(_set(CODEX, 1, "type", "_drop_")),
-            ("line 2", "field 'type'"),
-        ),
-        Case(
-            "codex_string_line_3.jsonl",
-            _lines([*CODEX[:2], "oops", *CODEX[3:]]),
-            ("line 3", "object"),
-        ),
+        # Wrong types, unknown roles, calls and results without ids, per format (a data table).
+        *_edited_cases(),
     ]
 
 
@@ -738,18 +530,7 @@ def test_load_transcripts_skips_every_corrupted_file(corpus):
 
 
 def test_the_job_skips_each_corrupted_file_with_one_warning(corpus, tmp_path):
-    proc = run_cli(
-        [
-            "transcript=files",
-            f"transcript.path={corpus}",
-            "transcript.on_error=skip",
-            "compaction.context_window=4000",
-            "compaction.tail_tokens=500",
-            "tracking=disabled",
-            "cache.dir=null",
-        ],
-        tmp_path,
-    )
+    proc = run_cli([*skip_job(corpus), "tracking=disabled"], tmp_path)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in output
@@ -759,6 +540,19 @@ def test_the_job_skips_each_corrupted_file_with_one_warning(corpus, tmp_path):
     assert "Scorecard" in proc.stdout and "overall" in proc.stdout
     points = re.search(r"over (\d+) compaction point", proc.stdout)
     assert points and int(points.group(1)) >= 1, proc.stdout[-2000:]
+
+
+def skip_job(folder: Path) -> list[str]:
+    """Overrides of a job over ``folder`` that skips bad files, with a window that compacts
+    the valid session."""
+    return [
+        "transcript=files",
+        f"transcript.path={folder}",
+        "transcript.on_error=skip",
+        "compaction.context_window=4000",
+        "compaction.tail_tokens=500",
+        "cache.dir=null",
+    ]
 
 
 def test_on_error_fail_stops_the_job_in_one_line(corpus, tmp_path):

@@ -11,8 +11,8 @@ from pathlib import Path
 from conftest import compose_config
 
 from benchmark.config import validate
-from benchmark.inspect import main
 from benchmark.pipeline import run_job
+from benchmark.preview import main
 from benchmark.transcript.formats import import_file, mini_swe_agent
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "mini_swe_agent"
@@ -146,7 +146,7 @@ def test_claims_mini_swe_agent_and_nothing_else():
     assert not any(mini_swe_agent.claims(v) for v in foreign)
 
 
-def test_inspect_shows_the_exit_note(capsys):
+def test_preview_shows_the_exit_note(capsys):
     assert main([str(CALLS)]) == 0
     out = capsys.readouterr().out
     assert "mini_swe_agent" in out and "note: mini-swe-agent exit: 'Submitted'" in out

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA, compose_config
+from conftest import SHARED_DATA, compose_config, probes_at_last_point, swe_agent_job
 
 from benchmark.compaction import CompactionConfig, find_points
 from benchmark.config import validate
@@ -64,11 +64,7 @@ def test_trajectory_only_file():
 
 @pytest.mark.parametrize("name", ["slugify_text_protocol", "slugify_function_calls"])
 def test_probes_from_the_fixtures(name):
-    t = import_file(FIXTURES / f"{name}.traj").transcript
-    config = CompactionConfig(
-        context_window=t.total_tokens, trigger_ratio=0.97, head_messages=2, tail_tokens=40
-    )
-    probes = generate_probes(t, find_points(t, config)[-1], ProbeConfig())
+    probes = probes_at_last_point(import_file(FIXTURES / f"{name}.traj").transcript)
     facts = {(p.type, f.kind, f.text) for p in probes for f in p.gold.facts}
     assert ("artifact", "created", "check_slug.py") in facts
     assert ("artifact", "modified", "/repo/textkit/slug.py") in facts
@@ -142,19 +138,7 @@ def test_real_folder_in_the_shared_data():
 def test_a_run_over_the_real_folder(shared_data):
     """The issue's check: the folder imports and a job over it gives probes of at least
     three types for every trajectory."""
-    config = validate(
-        compose_config(
-            [
-                "transcript=files",
-                f"transcript.path={shared_data / 'swe-agent'}",
-                "compaction.context_window=1500",
-                "compaction.tail_tokens=200",
-                "tracking=disabled",
-                "cache.dir=null",
-                "execution.progress=off",
-            ]
-        )
-    )
+    config = validate(compose_config(swe_agent_job(shared_data, "execution.progress=off")))
     result = run_job(config)
     assert sorted(result.transcripts) == sorted(REAL)
     assert [f.format for f in result.inputs.files] == ["swe_agent"] * 3

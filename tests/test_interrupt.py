@@ -7,13 +7,12 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from conftest import SMALL
+from conftest import SMALL, recording, start_benchmark
 from openai_stub import Fault
 
 from benchmark.stub import scripted_reply
@@ -50,15 +49,7 @@ def llm_job(stub, tmp_path: Path, name: str) -> list[str]:
 
 
 def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "NO_PROXY": "*"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "benchmark", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_benchmark(args, cwd, {**os.environ, "OPENAI_API_KEY": "sk-test", "NO_PROXY": "*"})
 
 
 def wait_for(condition, proc: subprocess.Popen[str], what: str) -> None:
@@ -155,14 +146,7 @@ def test_ctrl_c_during_llm_calls_logs_a_killed_run_and_a_rerun_resumes(openai_st
     assert len(Path(judgments).read_text().splitlines()) == done
 
     # A rerun resumes from the reply cache: no completed call is sent again.
-    again: list[str] = []
-
-    def record(body: dict) -> str:
-        with lock:
-            again.append(json.dumps(body, sort_keys=True))
-        return scripted_reply(body)
-
-    openai_stub.reply = record
+    again, openai_stub.reply = recording(scripted_reply)
     rerun = start(llm_job(openai_stub, tmp_path, "rerun"), tmp_path)
     _, stderr = rerun.communicate(timeout=DEADLINE_S)
     assert rerun.returncode == 0, stderr[-2000:]

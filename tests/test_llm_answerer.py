@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
-from conftest import compose_config, group_options
+from conftest import compose_config, group_options, stub_endpoint
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from openai_stub import Fault, OpenAIStub, message_text
@@ -21,30 +22,13 @@ SENTINEL = "SENTINEL-dropped-by-compaction-5521"
 
 
 def endpoint(stub: OpenAIStub, **kw) -> dict:
-    return {
-        "name": "stubbed",
-        "model": "gpt-4o-mini",
-        "base_url": stub.base_url,
-        "api_key_env": KEY_ENV,
-        "price_input_per_1m": 0.15,
-        "price_output_per_1m": 0.60,
-        **kw,
-    }
+    return stub_endpoint(stub, KEY_ENV, **kw)
 
 
 @pytest.fixture
-def make_answerer(openai_stub, monkeypatch):
+def make_answerer(openai_stub, monkeypatch, stage_on_stub):
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    built: list[LLMAnswerer] = []
-
-    def make(**kw) -> LLMAnswerer:
-        answerer = LLMAnswerer(endpoint=endpoint(openai_stub, **kw.pop("endpoint", {})), **kw)
-        built.append(answerer)
-        return answerer
-
-    yield make
-    for answerer in built:
-        answerer.close()
+    return functools.partial(stage_on_stub, LLMAnswerer, endpoint(openai_stub))
 
 
 CONTEXT = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import stub_endpoint
 from openai_stub import Fault
 
 from benchmark.errors import UserError
@@ -14,17 +15,8 @@ SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required"
 
 
 def endpoint(stub, **kw) -> Endpoint:
-    fields = dict(
-        name="test",
-        model="m",
-        base_url=stub.base_url,
-        api_key_env="BENCH_TEST_KEY",
-        price_input_per_1m=2.0,
-        price_output_per_1m=8.0,
-        max_retries=2,
-    )
-    fields.update(kw)
-    return Endpoint(**fields)
+    fields = {"name": "test", "model": "m", "price_input_per_1m": 2.0, "price_output_per_1m": 8.0}
+    return Endpoint(**stub_endpoint(stub, "BENCH_TEST_KEY", **{**fields, "max_retries": 2, **kw}))
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from conftest import SMALL, compose_config
+from conftest import SMALL, compose_config, recording, run_benchmark
 from openai_stub import Fault
 
 from benchmark.config import validate
@@ -23,15 +23,7 @@ SMALL_CLI = [o for o in SMALL if o != "tracking=disabled"]
 
 
 def cli(args: list[str], cwd, key: str = "sk-test") -> subprocess.CompletedProcess:
-    env = {**os.environ, "OPENAI_API_KEY": key, "NO_PROXY": "*"}
-    return subprocess.run(
-        [sys.executable, "-m", "benchmark", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_benchmark(args, cwd, {**os.environ, "OPENAI_API_KEY": key, "NO_PROXY": "*"}, 300)
 
 
 def test_too_many_failures_exit_1_after_logging(openai_stub, tmp_path):
@@ -236,14 +228,7 @@ def test_killed_run_resumes_without_repeating_a_completed_call(openai_stub, tmp_
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
 
-    again: list[str] = []
-
-    def record(body: dict) -> str:
-        with lock:
-            again.append(json.dumps(body, sort_keys=True))
-        return varied_reply(body)
-
-    openai_stub.reply = record
+    again, openai_stub.reply = recording(varied_reply)
     resumed = cli(args, tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert not set(again) & set(served)  # nothing that had completed was asked again

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
 import yaml
-from conftest import CONF, compose_config, group_options
+from conftest import CONF, compose_config, group_options, stub_endpoint
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from openai_stub import Fault, OpenAIStub, message_text
@@ -29,32 +30,14 @@ POLICY_SENTINEL = "policy-zz-observation-mask-7731"
 
 
 def endpoint(stub: OpenAIStub, **kw) -> dict:
-    return {
-        "name": "stubbed",
-        "model": "gpt-4o",
-        "base_url": stub.base_url,
-        "api_key_env": KEY_ENV,
-        "price_input_per_1m": 2.5,
-        "price_output_per_1m": 10.0,
-        "max_retries": 2,
-        **kw,
-    }
+    prices = {"price_input_per_1m": 2.5, "price_output_per_1m": 10.0}
+    return stub_endpoint(stub, KEY_ENV, **{"model": "gpt-4o", **prices, "max_retries": 2, **kw})
 
 
 @pytest.fixture
-def make_judge(openai_stub, monkeypatch):
+def make_judge(openai_stub, monkeypatch, stage_on_stub):
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    built: list[LLMJudge] = []
-
-    def make(**kw) -> LLMJudge:
-        ep = endpoint(openai_stub, **kw.pop("endpoint", {}))
-        judge = LLMJudge(endpoint=ep, **kw)
-        built.append(judge)
-        return judge
-
-    yield make
-    for judge in built:
-        judge.close()
+    return functools.partial(stage_on_stub, LLMJudge, endpoint(openai_stub))
 
 
 def context() -> list[Message]:

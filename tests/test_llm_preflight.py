@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 import time
 
 import pytest
-from conftest import SMALL, compose_config
+from conftest import SMALL, compose_config, run_benchmark
 from openai_stub import Fault, OpenAIStub
 from test_stage_failures import refused_url
 
@@ -70,14 +68,7 @@ def test_a_refused_base_url_fails_before_any_work_in_one_line(tmp_path):
 def test_the_cli_exits_2_with_that_line(tmp_path):
     url = refused_url()
     env = {**os.environ, "OPENAI_API_KEY": ""}
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmark", *user_job(tmp_path, url)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_benchmark(user_job(tmp_path, url), tmp_path, env, timeout=120)
     assert proc.returncode == 2, proc.stderr[-2000:]
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: answerer and judge endpoint 'local'")

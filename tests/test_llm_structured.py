@@ -7,6 +7,7 @@ Every test talks to the real loopback stub; its reply hook plays the server (a l
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from conftest import SMALL, compose_config
@@ -58,40 +59,40 @@ def rungs(stub) -> list[str]:
     return [rung(r.body) for r in stub.requests]
 
 
+def failing_on(failing: list[str], fault: Fault, reply: str) -> Callable[[dict], str | Fault]:
+    """A server answering ``fault`` on the ``failing`` rungs and ``reply`` on the others."""
+    return lambda body: fault if rung(body) in failing else reply
+
+
+def ask(stub, ledger: UsageLedger, role: str = "judge") -> tuple[Completion, int]:
+    """One structured call for ``x`` through a fresh client of the stub."""
+    return LLMClient(endpoint(stub), role, ledger).complete(ASK, schema=SCHEMA, parse=parse_x)
+
+
 def bodies(stub) -> list[str]:
     return [json.dumps(r.body, sort_keys=True) for r in stub.requests]
 
 
 @pytest.mark.parametrize("status", [400, 422, 500, 501])
 def test_a_named_refusal_steps_down_whatever_its_status(openai_stub, status):
-    def server(body: dict) -> str | Fault:
-        if rung(body) == "json_schema":
-            return Fault.status(status, message=LLAMA_REFUSAL)
-        return '{"x": 3}'
-
-    openai_stub.reply = server
+    refusal = Fault.status(status, message=LLAMA_REFUSAL)
+    openai_stub.reply = failing_on(["json_schema"], refusal, '{"x": 3}')
     ledger = UsageLedger()
-    completion, x = LLMClient(endpoint(openai_stub), "judge", ledger).complete(
-        ASK, schema=SCHEMA, parse=parse_x
-    )
+    completion, x = ask(openai_stub, ledger)
     assert x == 3 and completion.response_format == "json_object_schema"
     assert rungs(openai_stub) == ["json_schema", "json_object_schema"]
     assert openai_stub.requests[-1].body["response_format"]["schema"] == SCHEMA
     assert ledger.metrics()["llm/judge/fallbacks"] == 1
     # Remembered per endpoint: another client of it (another role) starts on the new rung.
-    LLMClient(endpoint(openai_stub), "probe_writer", ledger).complete(
-        ASK, schema=SCHEMA, parse=parse_x
-    )
+    ask(openai_stub, ledger, "probe_writer")
     assert rungs(openai_stub)[2:] == ["json_object_schema"]
     assert ledger.metrics()["llm/fallbacks"] == 1
 
 
 def test_an_unexplained_error_steps_down_only_when_the_rung_below_works(openai_stub):
-    openai_stub.reply = lambda b: Fault.status(500) if rung(b) == "json_schema" else '{"x": 1}'
+    openai_stub.reply = failing_on(["json_schema"], Fault.status(500), '{"x": 1}')
     ledger = UsageLedger()
-    completion, _ = LLMClient(endpoint(openai_stub), "judge", ledger).complete(
-        ASK, schema=SCHEMA, parse=parse_x
-    )
+    completion, _ = ask(openai_stub, ledger)
     assert completion.response_format == "json_object_schema"
     assert rungs(openai_stub) == ["json_schema", "json_object_schema"]
     assert ledger.roles()["judge"].fallbacks == 1
@@ -113,24 +114,18 @@ def test_an_unexplained_error_on_both_rungs_is_an_error_not_a_demotion(openai_st
     openai_stub.reply = lambda body: Fault.status(400, message="bad request")
     ledger = UsageLedger()
     with pytest.raises(LLMError, match="BadRequestError"):
-        LLMClient(endpoint(openai_stub), "judge", ledger).complete(
-            ASK, schema=SCHEMA, parse=parse_x
-        )
+        ask(openai_stub, ledger)
     assert rungs(openai_stub) == ["json_schema", "json_object_schema"]
     assert ledger.roles()["judge"].fallbacks == 0
 
 
 def test_the_ladder_ends_in_plain_text_with_the_schema_in_the_prompt(openai_stub):
-    def server(body: dict) -> str | Fault:
-        if rung(body) != "none":
-            return Fault.status(400, message="unsupported parameter: response_format")
-        return '{"x": 5}'
-
-    openai_stub.reply = server
-    ledger = UsageLedger()
-    completion, x = LLMClient(endpoint(openai_stub), "judge", ledger).complete(
-        ASK, schema=SCHEMA, parse=parse_x
+    unsupported = Fault.status(400, message="unsupported parameter: response_format")
+    openai_stub.reply = failing_on(
+        ["json_schema", "json_object_schema", "json_object"], unsupported, '{"x": 5}'
     )
+    ledger = UsageLedger()
+    completion, x = ask(openai_stub, ledger)
     assert x == 5 and completion.response_format == "none"
     assert rungs(openai_stub) == ["json_schema", "json_object_schema", "json_object", "none"]
     system = openai_stub.requests[-1].body["messages"][0]

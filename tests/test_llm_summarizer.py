@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from conftest import SMALL, compose_config, group_options
+from conftest import SMALL, compose_config, group_options, stub_endpoint
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from openai_stub import Fault, OpenAIStub
@@ -35,15 +35,7 @@ REGION_MESSAGES = [
 
 
 def endpoint(stub: OpenAIStub, **kw) -> dict:
-    return {
-        "name": "stubbed",
-        "model": "gpt-4o-mini",
-        "base_url": stub.base_url,
-        "api_key_env": KEY_ENV,
-        "price_input_per_1m": 0.15,
-        "price_output_per_1m": 0.60,
-        **kw,
-    }
+    return stub_endpoint(stub, KEY_ENV, **kw)
 
 
 def echo_headings(body: dict) -> str:
@@ -66,13 +58,12 @@ def request(**kw) -> SummaryRequest:
 
 
 @pytest.fixture
-def make_summarizer(openai_stub, monkeypatch):
+def make_summarizer(openai_stub, monkeypatch, stage_on_stub):
     monkeypatch.setenv(KEY_ENV, "sk-test")
     openai_stub.reply = echo_headings
 
     def make(ledger: UsageLedger | None = None, **kw) -> LLMSummarizer:
-        ep = endpoint(openai_stub, **kw.pop("endpoint", {}))
-        return LLMSummarizer(endpoint=ep, ledger=ledger, **kw)
+        return stage_on_stub(LLMSummarizer, endpoint(openai_stub), ledger=ledger, **kw)
 
     return make
 

@@ -14,7 +14,7 @@ from conftest import compose_config
 from benchmark.compaction import CompactionPoint
 from benchmark.config import validate
 from benchmark.errors import UserError
-from benchmark.inspect import main as inspect_main
+from benchmark.preview import main as preview_main
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.tracking.inputs import manifest_metrics
@@ -321,11 +321,11 @@ def test_manifest_lists_summaries_and_counts_them(mid_session, tmp_path):
     assert [f["summaries"] for f in dumped["files"]] == [[MID_SESSION], [4]]
 
 
-def test_inspect_shows_the_summaries(mid_session, capsys):
-    assert inspect_main([str(mid_session), "--json"]) == 0
+def test_preview_shows_the_summaries(mid_session, capsys):
+    assert preview_main([str(mid_session), "--json"]) == 0
     [report] = json.loads(capsys.readouterr().out)
     assert report["messages"]["summaries"] == [MID_SESSION]
-    assert inspect_main([str(mid_session)]) == 0
+    assert preview_main([str(mid_session)]) == 0
     assert f"1 already in the log, never probed: {MID_SESSION}" in capsys.readouterr().out
 
 
@@ -364,11 +364,11 @@ def test_a_sub_agent_log_named_directly_is_refused(projects):
     assert "\n" not in message
 
 
-def test_inspect_skips_sub_agent_logs_of_a_folder(projects, capsys):
+def test_preview_skips_sub_agent_logs_of_a_folder(projects, capsys):
     folder, agent = projects
-    assert inspect_main([str(folder)]) == 0
+    assert preview_main([str(folder)]) == 0
     out = capsys.readouterr()
     assert f"skipped {agent}: sub-agent log (sidechain)" in " ".join(out.out.split())
     assert "2 files, 0 could not be imported, 1 skipped (sub-agent logs)" in out.out
-    assert inspect_main([str(agent)]) == 1
+    assert preview_main([str(agent)]) == 1
     assert "a Task sub-agent's log" in capsys.readouterr().err

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from test_cli import run_cli
-from test_import_corrupt import VALID_NAME, _valid_session
+from test_import_corrupt import VALID_NAME, _valid_session, skip_job
 
 from benchmark.config import FileTranscripts
 from benchmark.errors import UserError
@@ -433,18 +433,7 @@ def test_a_job_over_odd_entries_skips_them_and_lists_each(tmp_path):
     for name in names:
         odd[name].make(folder / name)
     (folder / VALID_NAME).write_text(json.dumps({"messages": _valid_session()}))
-    proc = run_cli(
-        [
-            "transcript=files",
-            f"transcript.path={folder}",
-            "transcript.on_error=skip",
-            "compaction.context_window=4000",
-            "compaction.tail_tokens=500",
-            "cache.dir=null",
-            "execution.progress=off",
-        ],
-        tmp_path,
-    )
+    proc = run_cli([*skip_job(folder), "execution.progress=off"], tmp_path)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in output

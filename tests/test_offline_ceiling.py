@@ -5,7 +5,7 @@ cannot tell apart is left out of the offline overall (LLM judges keep all six)."
 from __future__ import annotations
 
 import pytest
-from conftest import SMALL, compose_config
+from conftest import SMALL, compose_config, swe_agent_job
 
 from benchmark.abstention import is_abstention
 from benchmark.answerer import ExtractiveAnswerer
@@ -165,19 +165,7 @@ def test_a_judge_that_measures_everything_keeps_all_six(offline_and_llm_like):
 def test_control_arm_reaches_the_ceiling_on_real_swe_agent_logs(shared_data):
     """The issue's check: with the full context the offline answerer recovers what the
     context holds (README's window for these trajectories)."""
-    config = validate(
-        compose_config(
-            [
-                "policy=none",
-                "transcript=files",
-                f"transcript.path={shared_data / 'swe-agent'}",
-                "compaction.context_window=1500",
-                "compaction.tail_tokens=200",
-                "tracking=disabled",
-                "cache.dir=null",
-            ]
-        )
-    )
+    config = validate(compose_config(["policy=none", *swe_agent_job(shared_data)]))
     result = run_job(config)
     metrics = result.metrics()
     assert result.not_measured == ["instruction_following"]

@@ -8,7 +8,8 @@ import re
 from typing import Any
 
 import pytest
-from conftest import SMALL, compose_config, run_point
+from conftest import SMALL, compose_config, run_point, stub_endpoint
+from conftest import tool_call as call
 from openai_stub import Fault, OpenAIStub, decrypt
 
 from benchmark.answerer import AnswerRequest, LLMAnswerer
@@ -28,10 +29,8 @@ from benchmark.policy import Opaque
 from benchmark.probe.models import Fact, Gold
 from benchmark.transcript.models import (
     COMPACTED_PLACEHOLDER,
-    FunctionCall,
     Message,
     OpaqueItem,
-    ToolCall,
     Transcript,
 )
 from benchmark.transcript.synthetic import generate
@@ -44,25 +43,13 @@ BLIND = re.compile(r"opaque", re.I)
 
 
 def endpoint(stub: OpenAIStub, **kw: Any) -> dict[str, Any]:
-    return {
-        "name": "stubbed",
-        "model": "gpt-5.2",
-        "base_url": stub.base_url,
-        "api_key_env": KEY_ENV,
-        "price_input_per_1m": 1.0,
-        "price_output_per_1m": 10.0,
-        "max_retries": 0,
-        **kw,
-    }
+    prices = {"price_input_per_1m": 1.0, "price_output_per_1m": 10.0}
+    return stub_endpoint(stub, KEY_ENV, **{"model": "gpt-5.2", **prices, "max_retries": 0, **kw})
 
 
 @pytest.fixture(autouse=True)
 def key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-test")
-
-
-def call(call_id: str, name: str, **args: object) -> ToolCall:
-    return ToolCall(id=call_id, function=FunctionCall(name=name, arguments=json.dumps(args)))
 
 
 def session() -> Segments:

@@ -17,20 +17,20 @@ from typing import Any
 
 import openai
 import pytest
-from openai_stub import (  # noqa: F401
+from openai_stub import openai_stub_fixture  # noqa: F401  (the `openai_stub` fixture)
+
+from benchmark.llm import Endpoint, LLMClient, UsageLedger
+from benchmark.stub import (
     CREATED,
     Fault,
     FaultMix,
     OpenAIStub,
     StubRequest,
     decrypt,
-    openai_stub_fixture,
     scripted_reply,
     serve_in_subprocess,
+    stub_argv,
 )
-
-from benchmark.llm import Endpoint, LLMClient, UsageLedger
-from benchmark.stub import stub_argv
 from benchmark.stub.__main__ import main as stub_main
 
 USER = [{"role": "user", "content": "where is the config file kept"}]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 from conftest import compose_config
+from conftest import tool_call as call
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
@@ -24,7 +24,7 @@ from benchmark.policy import (
 from benchmark.policy.anchor_index import HEADING
 from benchmark.policy.spans import region_dropped, splice
 from benchmark.transcript.formats import import_file
-from benchmark.transcript.models import FunctionCall, Message, ToolCall
+from benchmark.transcript.models import Message, ToolCall
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -38,10 +38,6 @@ REGION_PATH = "src/region_sentinel_77.py"  # an identifier only the region holds
 
 NAMES = ("none", "truncate", "observation_mask", "tool_clear", "anchor_index")
 CLASS_NAMES = ("NoCompaction", "Truncate", "ObservationMask", "ToolResultClearing", "AnchorIndex")
-
-
-def call(call_id: str, name: str, **args: object) -> ToolCall:
-    return ToolCall(id=call_id, function=FunctionCall(name=name, arguments=json.dumps(args)))
 
 
 def assistant(text: str | None, *calls: ToolCall) -> Message:

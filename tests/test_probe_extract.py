@@ -10,6 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import call_message, split_session
+from conftest import result_message as _result
+from conftest import say as _say
 from pydantic import ValidationError
 
 from benchmark.activity.spelling import spelled, spellings, whole_escapes
@@ -24,25 +27,7 @@ SENTINELS = ("HEADSENTINEL", "TAILSENTINEL", "FUTURESENTINEL", "head_sentinel", 
 
 
 def _call(name: str, args: dict, call_id: str, content: str | None = None) -> dict:
-    return {
-        "role": "assistant",
-        "content": content,
-        "tool_calls": [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-        ],
-    }
-
-
-def _result(call_id: str, text: str) -> dict:
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
-
-
-def _say(text: str) -> dict:
-    return {"role": "assistant", "content": text}
+    return call_message(call_id, name, args, content)
 
 
 HEAD = [
@@ -186,16 +171,7 @@ def _transcript(messages: list[dict], tid: str = "fixture") -> Transcript:
 def session() -> tuple[Transcript, CompactionPoint]:
     messages = HEAD + REGION + TAIL + FUTURE
     transcript = _transcript(messages)
-    stop = len(HEAD) + len(REGION)
-    point = CompactionPoint(
-        transcript_id="fixture",
-        ordinal=0,
-        head_end=len(HEAD),
-        tail_start=stop,
-        end=stop + len(TAIL),
-        tokens_before=0,
-    )
-    return transcript, point
+    return transcript, split_session(transcript, len(HEAD), len(REGION), len(TAIL))
 
 
 @pytest.fixture(scope="module")
@@ -490,15 +466,16 @@ def test_swe_agent_verification_run_and_fix_decision(shared_data):
 
 
 def _region_point(transcript: Transcript, tail: int = 1) -> CompactionPoint:
-    n = len(transcript.messages)
-    return CompactionPoint(
-        transcript_id=transcript.id,
-        ordinal=0,
-        head_end=2,
-        tail_start=n - tail,
-        end=n,
-        tokens_before=0,
-    )
+    return split_session(transcript, 2, len(transcript.messages) - 2 - tail, tail)
+
+
+def _region_probes(region: list[dict], last: str = "done", **config: object) -> list[Probe]:
+    """The probes about ``region`` (after HEAD, before one closing message), checked."""
+    transcript = _transcript(HEAD + region + [_say(last)])
+    point = _region_point(transcript)
+    probes = generate_probes(transcript, point, ProbeConfig(**config or {"per_type": 20}))
+    _check_invariants(transcript, point, probes)
+    return probes
 
 
 def test_file_operations_across_tool_dialects():
@@ -546,9 +523,7 @@ def test_file_operations_across_tool_dialects():
         _call("grep", {"pattern": "TODO", "path": "src/core/todo_list.py"}, "d8"),
         _result("d8", "src/core/todo_list.py:3: TODO"),
     ]
-    transcript = _transcript(HEAD + region + [_say("done")])
-    probes = generate_probes(transcript, _region_point(transcript), ProbeConfig(per_type=20))
-    _check_invariants(transcript, _region_point(transcript), probes)
+    probes = _region_probes(region)
     assert _facts(probes, "created") == {
         "src/core/stages.py",
         "notes.txt",
@@ -611,10 +586,7 @@ SWE_REGION = [
 
 
 def test_swe_agent_text_commands():
-    transcript = _transcript(HEAD + SWE_REGION + [_say("```\nsubmit\n```")])
-    point = _region_point(transcript)
-    probes = generate_probes(transcript, point, ProbeConfig(per_type=20))
-    _check_invariants(transcript, point, probes)
+    probes = _region_probes(SWE_REGION, last="```\nsubmit\n```")
     assert _facts(probes, "created") == {"repro.py"}
     assert _facts(probes, "modified") == {"/repo/src/lib/core.py"}
     by_question = {p.question: p for p in probes}
@@ -812,10 +784,7 @@ def test_fix_decision_forms():
             "Since the cache key ignores the locale, let's add the locale to `cache_key()`.",
         ),
     ]
-    transcript = _transcript(HEAD + region + [_say("done")])
-    point = _region_point(transcript)
-    probes = generate_probes(transcript, point, ProbeConfig(per_type=20))
-    _check_invariants(transcript, point, probes)
+    probes = _region_probes(region)
     found = {
         p.question.split("`")[1]: {(f.kind, f.text) for f in p.gold.facts}
         for p in _of(probes, "decision")
@@ -867,10 +836,7 @@ ESCAPE_REGION = [
 
 
 def test_commands_that_need_json_escaping_keep_their_probes():
-    transcript = _transcript(HEAD + ESCAPE_REGION + [_say("done")])
-    point = _region_point(transcript)
-    probes = generate_probes(transcript, point, ProbeConfig(per_type=20))
-    _check_invariants(transcript, point, probes)
+    probes = _region_probes(ESCAPE_REGION)
     by_question = {p.question: p for p in probes}
     # The rendered call shows the arguments' JSON, so the command is quoted escaped.
     module = by_question["Which command failed with a `ModuleNotFoundError`?"]
@@ -900,10 +866,7 @@ def test_an_escaped_fact_is_clipped_without_cutting_an_escape():
         _call("bash", {"command": command}, "k1"),
         _result("k1", "NameError: name 'aaa' is not defined"),
     ]
-    transcript = _transcript(HEAD + region + [_say("done")])
-    point = _region_point(transcript)
-    probes = generate_probes(transcript, point, ProbeConfig(types=["recall"]))
-    _check_invariants(transcript, point, probes)
+    probes = _region_probes(region, types=["recall"])
     (fact,) = _facts([p for p in probes if p.question.startswith("Which command")])
     assert fact == 'python -c print(\\"' + "a" * 181
 
@@ -1017,10 +980,7 @@ def test_diffs_piped_to_git_apply_and_patch():
         ),
         _result("g4", "patching file src/stale.py\nHunk #1 FAILED at 1.\n1 out of 1 hunk FAILED"),
     ]
-    transcript = _transcript(HEAD + region + [_say("done")])
-    point = _region_point(transcript)
-    probes = generate_probes(transcript, point, ProbeConfig(per_type=20))
-    _check_invariants(transcript, point, probes)
+    probes = _region_probes(region)
     assert _facts(probes, "created") == {"src/feed_cache.py"}
     assert _facts(probes, "modified") == {"src/feed.py"}  # not a --check, not a failed patch
     changes = {p.question: _facts([p]) for p in _of(probes, "artifact")}

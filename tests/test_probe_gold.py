@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import call_message, result_message, split_session
+from conftest import say as _say
 
-from benchmark.compaction import CompactionPoint
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import Probe
@@ -27,30 +28,14 @@ def _probes(region: list[dict], ptype: str, tail: list[dict] = TAIL) -> list[Pro
     """Probes of ``ptype`` about ``region`` (placed between a fixed head and ``tail``)."""
     messages = [Message.model_validate(m) for m in HEAD + region + tail]
     transcript = Transcript(id="gold", source="test", messages=messages)
-    stop = len(HEAD) + len(region)
-    point = CompactionPoint(
-        transcript_id="gold",
-        ordinal=0,
-        head_end=len(HEAD),
-        tail_start=stop,
-        end=stop + len(tail),
-        tokens_before=transcript.total_tokens,
-    )
+    point = split_session(transcript, len(HEAD), len(region), len(tail), transcript.total_tokens)
     return generate_probes(transcript, point, ProbeConfig(types=[ptype], per_type=20))
-
-
-def _say(text: str) -> dict:
-    return {"role": "assistant", "content": text}
 
 
 def _edit(call_id: str, path: str, text: str) -> list[dict]:
     """An assistant message that edits ``path``, with ``text`` as its prose, and the result."""
-    args = json.dumps({"path": path, "old_str": "return None", "new_str": "return value"})
-    call = {"id": call_id, "type": "function", "function": {"name": "edit", "arguments": args}}
-    return [
-        {"role": "assistant", "content": text, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": call_id, "content": f"Edited {path}."},
-    ]
+    args = {"path": path, "old_str": "return None", "new_str": "return value"}
+    return [call_message(call_id, "edit", args, text), result_message(call_id, f"Edited {path}.")]
 
 
 def _pending(probes: list[Probe]) -> list[str]:

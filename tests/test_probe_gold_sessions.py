@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 
-from test_probe_gold import _probes, _say
+from conftest import call_message, result_message
+from conftest import say as _say
+from test_probe_gold import _probes
 
 from benchmark.activity.actions import Action
 from benchmark.activity.files import is_generated
@@ -14,15 +16,7 @@ from benchmark.probe.runs import call_error, error_lines, exit_status
 
 
 def _call(call_id: str, name: str, args: dict, output: str) -> list[dict]:
-    call = {
-        "id": call_id,
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(args)},
-    }
-    return [
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": call_id, "content": output},
-    ]
+    return [call_message(call_id, name, args), result_message(call_id, output)]
 
 
 def _facts(probes) -> list[str]:

@@ -9,25 +9,17 @@ from pathlib import Path
 import pytest
 from conftest import SMALL, compose_config
 
+from benchmark import redaction
 from benchmark.config import validate
 from benchmark.errors import UserError
-from benchmark.redaction import (
-    BUILTIN_NAMES,
-    ENV_VALUE,
-    PLACEHOLDER,
-    Redactor,
-    build_redactor,
-    environment_secrets,
-    json_arguments,
-    redactor_for,
-    scrub,
-)
+from benchmark.redaction import Redactor, environment_secrets, json_arguments, redactor_for
 from benchmark.run_record import flatten, redact
 from benchmark.tracking.inputs import manifest_metrics
 from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.sources import load_transcripts
 
+FIXTURES = Path(__file__).parent / "fixtures" / "redaction"
 OPENAI = "sk-proj-Xy7Qa9LmN2pR4sT6vW8yZ0bC3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC"
 OPENAI_2 = "sk-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90Uv12"
 PEM_LINES = (
@@ -40,104 +32,10 @@ PEM = "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----".forma
 
 # (type, text around the secret, the secret, what must survive around it)
 POSITIVES = [
-    (
-        "openai_key",
-        'curl https://api.openai.com/v1/models -H "Authorization: Bearer {}"',
-        OPENAI,
-        'curl https://api.openai.com/v1/models -H "Authorization: Bearer ',
-    ),
-    ("openai_key", "OPENAI_API_KEY={}", OPENAI_2, "OPENAI_API_KEY="),
-    (
-        "anthropic_key",
-        "x-api-key: {}",
-        "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfGhIjKl-AAAA",
-        "x-api-key: ",
-    ),
-    ("aws_access_key_id", "export AWS_ACCESS_KEY_ID={}\n", "AKIAIOSFODNN7EXAMPLE", "export "),
-    ("aws_access_key_id", "aws_access_key_id = {}", "ASIAY34FZKBOKMUTVV7A", "aws_access_key_id"),
-    (
-        "aws_secret_key",
-        "[default]\naws_secret_access_key = {}\nregion = eu-west-1",
-        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        "region = eu-west-1",
-    ),
-    (
-        "aws_secret_key",
-        '{{"Credentials": {{"SessionToken": "{}"}}}}',
-        "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD6EXAMPLE0123456789abcdefghij",
-        '"SessionToken": "',
-    ),
-    (
-        "github_token",
-        "git clone https://x-access-token:{}@github.com/acme/api.git",
-        "ghs_16C7e42F292c6912E7710c838347Ae178B4a",
-        "@github.com/acme/api.git",
-    ),
-    (
-        "github_token",
-        "GH_TOKEN={} gh pr list",
-        "ghp_R2d2C3poBb8Ff4Gg5Hh6Jj7Kk8Ll9Mm0Nn1Pp2",
-        "gh pr",
-    ),
-    (
-        "github_token",
-        "token: {}",
-        "github_pat_11ABCDEFG0123456789abc_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQ",
-        "token: ",
-    ),
-    (
-        "slack_token",
-        "slack.WebClient(token='{}')",
-        "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
-        "slack.WebClient(token='",
-    ),
-    (
-        "google_api_key",
-        "const MAPS = '{}';",
-        "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
-        "const MAPS = '",
-    ),
-    ("stripe_key", 'stripe.api_key = "{}"', "sk_live_51H8abcDEF123ghiJKL456mnoPQR", "stripe."),
-    ("stripe_key", "STRIPE={} make test", "rk_test_4eC39HqLyjWDarjtT1zdp7dc", "make test"),
-    (
-        "huggingface_token",
-        "huggingface-cli login --token {}",
-        "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh",
-        "huggingface-cli login --token ",
-    ),
-    (
-        "jwt",
-        "Cookie: session={}; Path=/",
-        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
-        "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-        "; Path=/",
-    ),
-    ("http_auth", "Authorization: Basic {}", "dXNlcjpwYXNzd29yZA==", "Authorization: Basic "),
-    (
-        "http_auth",
-        'requests.get(url, headers={{"X-API-Key": "{}"}})',
-        "a8f5f167f44f4964e6c998dee827110c",
-        '"X-API-Key": "',
-    ),
-    (
-        "url_password",
-        'Traceback (most recent call last):\n  File "app/db.py", line 12, in connect\n'
-        "sqlalchemy.exc.OperationalError: could not connect: "
-        "postgresql://admin:{}@db.internal:5432/prod",
-        "Tr0ub4dor&3",
-        "postgresql://admin:",
-    ),
-    ("url_password", "CELERY_BROKER=redis://:{}@cache:6379/0", "s3cr3tPassw0rd", "@cache:6379/0"),
-    ("cli_secret", "curl -u admin:{} https://example.com/api", "Sup3rS3cret", "curl -u admin:"),
-    ("cli_secret", "mysql -u root -p{} shop < dump.sql", "MyS3cretPw", "mysql -u root -p"),
-    ("cli_secret", "psql --password={} -h localhost", "Pg_Secret_99", " -h localhost"),
-    ("secret_assignment", "DB_PASSWORD={}\nDEBUG=true", "changeme", "DEBUG=true"),
-    ("secret_assignment", 'export MY_SERVICE_KEY="{}"', "q1w2e3r4t5y6", 'export MY_SERVICE_KEY="'),
-    ("secret_assignment", "docker run -e POSTGRES_PASSWORD={} pg", "example", " pg"),
-    ("secret_assignment", 'cfg = {{"password": "{}", "user": "app"}}', "hunter2", '"user": "app"'),
-    ("secret_assignment", "db:\n  user: app\n  password: {}\n", "S3cure!pass", "  user: app"),
-    ("private_key", "$ cat deploy/id_rsa\n{}\n$ ls", PEM, "$ ls"),
+    (row["kind"], row["around"], row["secret"], row["kept"])
+    for row in json.loads((FIXTURES / "positives.json").read_text())["positives"]
 ]
+assert {OPENAI, OPENAI_2, PEM} <= {row[2] for row in POSITIVES}  # the keys reused below
 
 # Look-alikes that must come through unchanged.
 NEGATIVES = [
@@ -169,7 +67,7 @@ NEGATIVES = [
 @pytest.mark.parametrize(("kind", "around", "secret", "kept"), POSITIVES)
 def test_detector_redacts_the_secret_and_keeps_its_context(kind, around, secret, kept):
     text = around.format(secret)
-    out = build_redactor(key_names=()).text(text)
+    out = redaction.build_redactor(key_names=()).text(text)
     assert secret not in out
     assert f"[REDACTED:{kind}#1]" in out
     assert kept in out
@@ -266,7 +164,7 @@ def test_placeholders_are_type_and_number_only():
     """Nothing of the secret (not even its length), and no quote or backslash for JSON."""
     redactor = Redactor()
     for kind, around, secret, _ in POSITIVES:
-        placeholders = PLACEHOLDER.findall(redactor.text(around.format(secret)))
+        placeholders = redaction.PLACEHOLDER.findall(redactor.text(around.format(secret)))
         assert placeholders == [f"[REDACTED:{kind}#1]"]
         assert json.dumps(placeholders[0]) == f'"{placeholders[0]}"'
 
@@ -333,7 +231,7 @@ def test_disabled_and_selected_detectors():
     assert redactor_for(only_urls).text(text) == (
         f"key {OPENAI} at postgres://app:[REDACTED:url_password#1]@db/app"
     )
-    assert set(BUILTIN_NAMES) >= {"openai_key", "private_key", ENV_VALUE}
+    assert set(redaction.BUILTIN_NAMES) >= {"openai_key", "private_key", redaction.ENV_VALUE}
 
 
 def test_environment_keys_are_scrubbed_from_transcripts_and_params(monkeypatch):
@@ -376,7 +274,7 @@ def test_environment_keys_are_scrubbed_from_transcripts_and_params(monkeypatch):
         "judge.endpoint.api_key": "<redacted>",
         "note": "[REDACTED:env_value#1]",
     }
-    assert scrub("plain text stays") == "plain text stays"
+    assert redaction.scrub("plain text stays") == "plain text stays"
 
 
 def test_load_transcripts_records_counts_per_file(tmp_path):

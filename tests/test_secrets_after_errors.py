@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import SMALL
+from conftest import SMALL, run_benchmark
 from openai_stub import Fault, scripted_reply
 
 PEM_BODY = "Qm9Lq2Vz7Np4Rt9Wb3Mc6Df1Gh5Jk0Ls8Yt2Pq4ZwXx3Cv6Bn9Ma1Sd4Fg7Hj0Kl2Pz5Ox8Iu"
@@ -84,15 +83,7 @@ def _write_transcripts(folder: Path) -> Path:
 
 
 def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, **ENV}
-    return subprocess.run(
-        [sys.executable, "-m", "benchmark", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_benchmark(args, cwd, {**os.environ, **ENV}, timeout=300)
 
 
 def _leaks(root: Path, names: set[str]) -> list[str]:

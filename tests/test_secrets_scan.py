@@ -14,10 +14,10 @@ import json
 import math
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import start_benchmark
 from openai_stub import scripted_reply
 
 from benchmark.redaction import BUILTIN_NAMES
@@ -177,15 +177,7 @@ def leaks(root: Path, skip: Path) -> list[str]:
 
 def start_cli(args: list[str], cwd: Path) -> subprocess.Popen:
     """``python -m benchmark`` with the planted keys in its environment."""
-    env = {**os.environ, "NO_PROXY": "*", **ENV_KEYS}
-    return subprocess.Popen(
-        [sys.executable, "-m", "benchmark", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_benchmark(args, cwd, {**os.environ, "NO_PROXY": "*", **ENV_KEYS})
 
 
 def stub_stages(base_url: str) -> list[str]:

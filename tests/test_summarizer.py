@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
+from conftest import tool_call as call
 from pydantic import ValidationError
 
 from benchmark import tokens
 from benchmark.summarizer import ExtractiveSummarizer, Summarizer, SummaryRequest
 from benchmark.summarizer.extractive import EMPTY, parse
 from benchmark.summarizer.sections import kind_of
-from benchmark.transcript.models import FunctionCall, Message, ToolCall
+from benchmark.transcript.models import Message
 
 SECTIONS = [
     "Primary request and intent",
@@ -27,10 +27,6 @@ SECTIONS = [
     "Progress so far",
     "Weather report",
 ]
-
-
-def call(call_id: str, name: str, **args: object) -> ToolCall:
-    return ToolCall(id=call_id, function=FunctionCall(name=name, arguments=json.dumps(args)))
 
 
 def region() -> list[Message]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 from conftest import compose_config
+from conftest import tool_call as call
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
@@ -14,7 +14,7 @@ from benchmark.compaction import CompactionConfig, Segments, find_points, segmen
 from benchmark.policy import AnchoredIterative, Codex, Hermes, Policy, Regenerative
 from benchmark.policy.summarizing import SUMMARY_HEADING
 from benchmark.summarizer import ExtractiveSummarizer, SummaryRequest
-from benchmark.transcript.models import FunctionCall, Message, ToolCall
+from benchmark.transcript.models import Message
 
 HEAD = "hsentinel5d1e"
 TAIL = "tsentinel8b3c"
@@ -40,10 +40,6 @@ class Spy:
     def summarize(self, request: SummaryRequest) -> str:
         self.requests.append(request)
         return self.inner.summarize(request)
-
-
-def call(call_id: str, name: str, **args: object) -> ToolCall:
-    return ToolCall(id=call_id, function=FunctionCall(name=name, arguments=json.dumps(args)))
 
 
 def session() -> Segments:

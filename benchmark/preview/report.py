@@ -20,7 +20,7 @@ from benchmark.transcript.models import Role, Transcript
 from benchmark.transcript.sources import SUBAGENT_SKIPPED
 
 
-def inspect_file(
+def preview_file(
     path: Path, fmt: str, config: BenchmarkConfig, probes: bool, named: bool = True
 ) -> dict[str, Any]:
     """One file's report as plain data (the ``--json`` object; the tables are drawn from it).

@@ -1,5 +1,5 @@
 """What a transcript file holds, before a job runs on it:
-``python -m benchmark.inspect <path>... [--format F] [--probes] [--review N [--seed S]]
+``python -m benchmark.preview <path>... [--format F] [--probes] [--review N [--seed S]]
 [--json] [key=value ...]``.
 
 Each file is imported as a job would import it, and shown with the compaction
@@ -23,11 +23,11 @@ from rich.markup import escape
 
 from benchmark.config import BenchmarkConfig, ImportFormat
 from benchmark.errors import UserError
-from benchmark.inspect.render import render, render_review
-from benchmark.inspect.report import inspect_file, review_sample
+from benchmark.preview.render import render, render_review
+from benchmark.preview.report import preview_file, review_sample
 from benchmark.transcript.sources import expand_found
 
-__all__ = ["inspect_file", "load_config", "main", "render"]
+__all__ = ["preview_file", "load_config", "main", "render"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,7 +56,7 @@ def load_config(paths: list[str], overrides: list[str]) -> BenchmarkConfig:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             cfg = compose(config_name="config", overrides=["transcript=files", *overrides])
         if cfg.transcript.get("kind") != "files":
-            raise UserError("inspect reads the files it is given; drop the transcript= override")
+            raise UserError("preview reads the files it is given; drop the transcript= override")
         cfg.transcript.path = paths  # set here: Hydra's grammar would mangle globs and commas
     except (HydraException, OmegaConfBaseException) as exc:
         raise UserError(_first_line(exc)) from None
@@ -72,10 +72,10 @@ def _first_line(exc: Exception) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _Parser(
-        prog="python -m benchmark.inspect",
+        prog="python -m benchmark.preview",
         description="Show what transcript files hold and the compaction points and probes "
         "a job with the same config overrides would find.",
-        epilog="example: python -m benchmark.inspect '~/sessions/*.jsonl' "
+        epilog="example: python -m benchmark.preview '~/sessions/*.jsonl' "
         "compaction.context_window=32000 probe.per_type=4 --probes",
     )
     parser.add_argument(
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     reports = []
     for path, named in files.items():
-        report = inspect_file(path, fmt, config, args.probes or args.review is not None, named)
+        report = preview_file(path, fmt, config, args.probes or args.review is not None, named)
         reports.append(report)
         if "error" in report:
             print(f"error: {report['error']}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""``python -m benchmark.inspect``: what a file holds and what a job's config would find in it.
+"""``python -m benchmark.preview``: what a file holds and what a job's config would find in it.
 
 Expected values are computed here from the importer, ``find_points`` and
 ``generate_probes`` directly, not copied from the CLI's output.
@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from conftest import call_message as _call
+from conftest import result_message as _result
 
 from benchmark.compaction import CompactionConfig, find_points
-from benchmark.inspect import main
+from benchmark.preview import main
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.repeats import FirstAsked
@@ -27,24 +29,6 @@ SMALL = ["compaction.context_window=600", "compaction.tail_tokens=120"]
 SMALL_COMPACTION = CompactionConfig(context_window=600, tail_tokens=120)
 FAILED_COMMAND = "pytest tests/test_slugify.py -q"
 ERROR_LINE = "AssertionError: assert 'hello-world-' == 'hello-world'"
-
-
-def _call(call_id: str, name: str, args: dict, text: str | None = None) -> dict:
-    return {
-        "role": "assistant",
-        "content": text,
-        "tool_calls": [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-        ],
-    }
-
-
-def _result(call_id: str, text: str) -> dict:
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
 SLUGIFY = (
@@ -350,18 +334,19 @@ def test_corrupt_file_among_good_ones(session_file, tmp_path, capsys):
     assert reports[1]["format"] == "chat"
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["compaction.nope=1"], "error: Could not override 'compaction.nope'."),
-        (["compaction.context_window=-5"], "error: config key 'compaction.context_window'"),
-        (["probe=nope"], "error: unknown probe 'nope' (choose from: default, llm_gpt4o"),
-        (["compaction.context_window=[1"], "error: bad override 'compaction.context_window=[1'"),
-        (["--format", "yaml"], "error: argument --format: invalid choice: 'yaml'"),
-    ],
-)
+# The arguments after the file (split at spaces) and the start of the one error line.
+BAD_ARGUMENTS = {
+    "compaction.nope=1": "error: Could not override 'compaction.nope'.",
+    "compaction.context_window=-5": "error: config key 'compaction.context_window'",
+    "probe=nope": "error: unknown probe 'nope' (choose from: default, llm_gpt4o",
+    "compaction.context_window=[1": "error: bad override 'compaction.context_window=[1'",
+    "--format yaml": "error: argument --format: invalid choice: 'yaml'",
+}
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD_ARGUMENTS.items())
 def test_bad_options_and_overrides_exit_2_in_one_line(session_file, capsys, argv, message):
-    assert main([str(session_file), *argv]) == 2
+    assert main([str(session_file), *argv.split()]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     (line,) = captured.err.splitlines()
@@ -398,7 +383,7 @@ def test_swe_agent_folder(shared_data, capsys):
 
 def test_module_runs_without_the_llm_stack(session_file):
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "benchmark.inspect", str(session_file)],
+        [sys.executable, "-X", "importtime", "-m", "benchmark.preview", str(session_file)],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -1,4 +1,4 @@
-"""The tables of ``python -m benchmark.inspect``, drawn from a file's report."""
+"""The tables of ``python -m benchmark.preview``, drawn from a file's report."""
 
 from __future__ import annotations
 

@@ -1,7 +1,0 @@
-"""``python -m benchmark.inspect``."""
-
-import sys
-
-from benchmark.inspect import main
-
-sys.exit(main())
