@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from benchmark.config import BenchmarkConfig
     from benchmark.parts import Parts
     from benchmark.results import JobResult
-    from benchmark.tracking import SweepInfo
+    from benchmark.tracking.sweep import SweepInfo
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 log = logging.getLogger("benchmark")
@@ -82,7 +82,7 @@ def _sweep_info() -> SweepInfo | None:
 
     if not _in_sweep():
         return None
-    from benchmark.tracking import sweep_info
+    from benchmark.tracking.sweep import sweep_info
 
     hydra_cfg = HydraConfig.get()
     return sweep_info(
@@ -108,7 +108,7 @@ def run(cfg: DictConfig) -> float | None:
     parts = build_parts(config)  # a missing key or bad option fails here, before any work
     preflight(parts)  # so does an unreachable endpoint or a misnamed model (one line)
     if config.tracking.enabled:
-        from benchmark.tracking import prepare_tracking
+        from benchmark.tracking.mlflow_store import prepare_tracking
 
         # Migrate a fresh store (or reach the server) before the work, not after it.
         prepare_tracking(config.tracking)
@@ -117,7 +117,7 @@ def run(cfg: DictConfig) -> float | None:
     metrics = result.metrics()
     if config.tracking.enabled:
         from benchmark.interrupt import LoggingInterrupted, Stopped
-        from benchmark.tracking import store_uri
+        from benchmark.tracking.mlflow_store import store_uri
 
         try:
             run_id = log_result(config, resolved, result, card)
@@ -146,7 +146,7 @@ def _run_job(config: BenchmarkConfig, resolved: dict[str, Any], parts: Parts) ->
         from rich.console import Console
 
         from benchmark.scorecard import render
-        from benchmark.tracking import store_uri
+        from benchmark.tracking.mlflow_store import store_uri
 
         quiet = Console(file=io.StringIO(), width=160)  # the partial table goes to the run only
         card = "INTERRUPTED (Ctrl-C): the probes finished before it\n" + render(partial, quiet)
@@ -159,7 +159,7 @@ def log_result(
     config: BenchmarkConfig, resolved: dict[str, Any], result: JobResult, card: str
 ) -> str:
     """Log ``result`` as one MLflow run (KILLED when it was interrupted); returns its id."""
-    from benchmark.tracking import log_job
+    from benchmark.tracking.mlflow_store import log_job
 
     metrics = result.metrics()
     objectives = {"score_per_kilotoken": score_per_kilotoken(metrics)}

@@ -12,8 +12,9 @@ import argparse
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NoReturn
+from typing import Literal, NoReturn
 
+from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 from rich.table import Table
 
@@ -25,6 +26,19 @@ from benchmark.storage import entries
 from benchmark.transcript.generated import SESSION_DIR
 
 DEFAULT_DIR = ".cache/benchmark"  # the default ``cache.dir`` of conf/config.yaml
+
+
+class CacheConfig(BaseModel):
+    """Where cached probe sets and LLM replies live, and whether a job reads them."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    dir: str | None = Field(DEFAULT_DIR, min_length=1, description="null disables every cache")
+    mode: Literal["use", "refresh", "off"] = Field(
+        "use", description="use: read and write; refresh: write only; off: neither"
+    )
+
+
 # The file caches under the folder: (what they hold, what their files are, sub-folder).
 FILE_CACHES = (
     ("probe sets", "probe cache files", PROBE_DIR),

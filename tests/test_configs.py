@@ -127,9 +127,9 @@ def test_bad_policy_kwarg_names_the_policy():
 
 
 def test_unimportable_target_is_a_user_error():
-    config = validate(compose_config([*SMALL, "policy._target_=nowhere.Policy"]))
+    cfg = compose_config([*SMALL, "policy._target_=nowhere.Policy"])
     with pytest.raises(UserError, match="policy .*nowhere.Policy"):
-        run_job(config)
+        validate(cfg)  # refused with the config, before any part is built
 
 
 def test_rubric_without_criteria_for_a_probe_type():

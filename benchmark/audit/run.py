@@ -190,7 +190,7 @@ def main(config: BenchmarkConfig, resolved: dict[str, Any], sweep: Any = None) -
     judges = build_judges(config, audit.samples, new_ledger(config))  # a missing key fails here
     try:
         if config.tracking.enabled:
-            from benchmark.tracking import prepare_tracking
+            from benchmark.tracking.mlflow_store import prepare_tracking
 
             prepare_tracking(config.tracking)
         result = run_audit(config, judges)

@@ -21,10 +21,11 @@ from typing import NoReturn, get_args
 from rich.console import Console
 from rich.markup import escape
 
-from benchmark.config import BenchmarkConfig, ImportFormat
+from benchmark.config import BenchmarkConfig
 from benchmark.errors import UserError
 from benchmark.inspect.render import render, render_review
 from benchmark.inspect.report import inspect_file, review_sample
+from benchmark.transcript.config import ImportFormat
 from benchmark.transcript.sources import expand_found
 
 __all__ = ["inspect_file", "load_config", "main", "render"]

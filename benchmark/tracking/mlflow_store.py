@@ -20,12 +20,13 @@ from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
 from benchmark import interrupt
-from benchmark.config import BenchmarkConfig, TrackingConfig
+from benchmark.config import BenchmarkConfig
 from benchmark.errors import UserError
 from benchmark.interrupt import LoggingInterrupted
 from benchmark.redaction import redact_settings, scrub_setting
 from benchmark.results import JobResult
 from benchmark.tracking.artifacts import write_artifacts
+from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.inputs import log_transcript_inputs, manifest_metrics
 from benchmark.tracking.store_check import DB_NAME, open_store, preload, store_lock
 from benchmark.tracking.sweep import SweepInfo
