@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from hydra.errors import InstantiationException
 from hydra.utils import get_object, instantiate
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from benchmark.config_checks import closest, validation_message
 from benchmark.errors import UserError
@@ -37,6 +37,14 @@ class Settings(BaseModel):
     needs: ClassVar[tuple[str, ...]] = ()  # the shared objects it is built with
 
 
+def settings(target: str, needs: tuple[str, ...] = (), **fields: Any) -> type[Settings]:
+    """The ``Settings`` of ``target`` (``module.Class``): each option's type, and ``needs``."""
+    name = target.rsplit(".", 1)[-1] + "Settings"
+    model = create_model(name, __base__=Settings, **{k: (t, ...) for k, t in fields.items()})
+    model.target, model.needs = target, needs
+    return model
+
+
 def by_target(*models: type[Settings]) -> dict[str, type[Settings]]:
     """A group's settings table, keyed by the class each model configures."""
     return {model.target: model for model in models}
@@ -45,12 +53,12 @@ def by_target(*models: type[Settings]) -> dict[str, type[Settings]]:
 class ComponentConfig(BaseModel):
     """A config group naming a swappable part: ``name``, ``_target_`` and its options.
 
-    A subclass per group gives ``settings``, the typed options of the targets it knows.
+    A subclass per group gives ``targets``: the ``Settings`` of each target it knows.
     """
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    settings: ClassVar[Mapping[str, type[Settings]]] = {}
+    targets: ClassVar[Mapping[str, type[Settings]]] = {}
 
     name: str = Field(min_length=1)
     target: str = Field(alias="_target_", min_length=1)
@@ -61,7 +69,7 @@ class ComponentConfig(BaseModel):
 
     def check(self, group: str) -> None:
         """Refuse an unknown option (naming the closest) or a wrong type, before building."""
-        options(f"{group} '{self.name}'", group, self.spec(), self.settings)
+        options(f"{group} '{self.name}'", group, self.spec(), self.targets)
 
     def spec(self) -> dict[str, Any]:
         return {"_target_": self.target, **self.kwargs}

@@ -58,7 +58,7 @@ def build(component: ComponentConfig, group: str, method: str, **shared: Any) ->
     """Instantiate a config group's ``_target_`` with the ``shared`` objects it declares
     it needs (its ``Settings.needs``); errors name the group and option."""
     label = f"{group} '{component.name}'"
-    obj = instantiate_target(label, group, component.spec(), component.settings, shared)
+    obj = instantiate_target(label, group, component.spec(), component.targets, shared)
     if not callable(getattr(obj, method, None)):
         raise UserError(f"{group}._target_ {component.target} has no '{method}' method")
     return obj

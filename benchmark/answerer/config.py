@@ -4,26 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmark.instantiate import ComponentConfig, Settings, by_target
-
-
-class ExtractiveAnswererSettings(Settings):
-    target = "benchmark.answerer.extractive.ExtractiveAnswerer"
-
-    max_answer_tokens: int
-    passage_max_tokens: int
-    k1: float
-    b: float
-    min_score_ratio: float
-
-
-class LLMAnswererSettings(Settings):
-    target = "benchmark.answerer.llm.LLMAnswerer"
-    needs = ("ledger", "cache")
-
-    endpoint: dict[str, Any]  # checked field by field with every endpoint (config_checks)
-    max_context_tokens: int
+from benchmark.instantiate import ComponentConfig, by_target, settings
 
 
 class AnswererConfig(ComponentConfig):
-    settings = by_target(ExtractiveAnswererSettings, LLMAnswererSettings)
+    targets = by_target(
+        settings(
+            "benchmark.answerer.extractive.ExtractiveAnswerer",
+            max_answer_tokens=int,
+            passage_max_tokens=int,
+            k1=float,
+            b=float,
+            min_score_ratio=float,
+        ),
+        settings(
+            "benchmark.answerer.llm.LLMAnswerer",
+            ("ledger", "cache"),
+            endpoint=dict[str, Any],  # checked with every endpoint (config_checks)
+            max_context_tokens=int,
+        ),
+    )

@@ -187,7 +187,7 @@ def _build_member(
         config["endpoint"] = {**config["endpoint"], **shared}
     try:
         shared = {"ledger": ledger, "cache": cache}
-        member = instantiate_target(where, where, config, JudgeConfig.settings, shared)
+        member = instantiate_target(where, where, config, JudgeConfig.targets, shared)
     except UserError as exc:
         message = str(exc)
         raise UserError(message if message.startswith(where) else f"{where}: {message}") from None

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from benchmark.instantiate import Settings, by_target, options
+from benchmark.instantiate import by_target, options, settings
 from benchmark.probe.models import PROBE_TYPES, ProbeType
 from benchmark.validators import distinct_choices
 
@@ -47,15 +47,14 @@ class ProbeConfig(BaseModel):
         return data
 
 
-class LLMProbeWriterSettings(Settings):
-    target = "benchmark.probe.writer.LLMProbeWriter"
-    needs = ("ledger", "cache")
-
-    endpoint: dict[str, Any]  # checked field by field with every endpoint (config_checks)
-    max_region_tokens: int
-
-
-WRITERS = by_target(LLMProbeWriterSettings)
+WRITERS = by_target(
+    settings(
+        "benchmark.probe.writer.LLMProbeWriter",
+        ("ledger", "cache"),
+        endpoint=dict[str, Any],  # checked with every endpoint (config_checks)
+        max_region_tokens=int,
+    )
+)
 
 
 def check_writer(config: ProbeConfig) -> None:

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmark.instantiate import ComponentConfig, Settings, by_target
-
-
-class ExtractiveSummarizerSettings(Settings):
-    target = "benchmark.summarizer.extractive.ExtractiveSummarizer"
-
-
-class LLMSummarizerSettings(Settings):
-    target = "benchmark.summarizer.llm.LLMSummarizer"
-    needs = ("ledger", "cache")
-
-    endpoint: dict[str, Any]  # checked field by field with every endpoint (config_checks)
-    max_region_tokens: int
+from benchmark.instantiate import ComponentConfig, by_target, settings
 
 
 class SummarizerConfig(ComponentConfig):
-    settings = by_target(ExtractiveSummarizerSettings, LLMSummarizerSettings)
+    targets = by_target(
+        settings("benchmark.summarizer.extractive.ExtractiveSummarizer"),
+        settings(
+            "benchmark.summarizer.llm.LLMSummarizer",
+            ("ledger", "cache"),
+            endpoint=dict[str, Any],  # checked with every endpoint (config_checks)
+            max_region_tokens=int,
+        ),
+    )
