@@ -12,9 +12,8 @@ import argparse
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal, NoReturn
+from typing import NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 from rich.table import Table
 
@@ -22,22 +21,8 @@ from benchmark.errors import UserError
 from benchmark.llm.cache import CacheCorruptError, CacheStats, ResponseCache
 from benchmark.llm.cache import cache_files as reply_store_files
 from benchmark.probe.cache import PROBE_DIR
-from benchmark.storage import entries
+from benchmark.storage import DEFAULT_DIR, entries
 from benchmark.transcript.generated import SESSION_DIR
-
-DEFAULT_DIR = ".cache/benchmark"  # the default ``cache.dir`` of conf/config.yaml
-
-
-class CacheConfig(BaseModel):
-    """Where cached probe sets and LLM replies live, and whether a job reads them."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    dir: str | None = Field(DEFAULT_DIR, min_length=1, description="null disables every cache")
-    mode: Literal["use", "refresh", "off"] = Field(
-        "use", description="use: read and write; refresh: write only; off: neither"
-    )
-
 
 # The file caches under the folder: (what they hold, what their files are, sub-folder).
 FILE_CACHES = (

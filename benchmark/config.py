@@ -14,9 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from benchmark.answerer.config import AnswererConfig
 from benchmark.audit.config import AuditConfig
-from benchmark.cache import CacheConfig
 from benchmark.compaction import CompactionConfig
 from benchmark.config_checks import (
     check_endpoints,
@@ -25,15 +23,34 @@ from benchmark.config_checks import (
     validation_message,
 )
 from benchmark.errors import UserError
-from benchmark.judge.config import JudgeConfig
-from benchmark.policy.config import PolicyConfig
+from benchmark.instantiate import ComponentConfig
 from benchmark.probe.config import ProbeConfig, check_writer
-from benchmark.progress import ExecutionConfig
 from benchmark.redaction.config import RedactionConfig
 from benchmark.rubric import Rubric
-from benchmark.summarizer.config import SummarizerConfig
+from benchmark.storage import CacheConfig
 from benchmark.tracking.config import TrackingConfig
 from benchmark.transcript.config import TranscriptConfig
+
+
+class ExecutionConfig(BaseModel):
+    """How a job runs its LLM calls; none of this changes a result. (Here, not in
+    ``progress``: that module loads the LLM stack, which validating a config must not.)"""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    fail_on_error: float = Field(
+        0.05, ge=0, le=1, description="exit non-zero when more probes than this fraction failed"
+    )
+    max_probes_in_flight: int = Field(
+        256,
+        gt=0,
+        le=1_000_000,
+        description="probes being answered or judged at once (bounds memory)",
+    )
+    progress: Literal["auto", "bar", "log", "off"] = Field(
+        "auto", description="auto: a bar on a terminal, log lines otherwise"
+    )
+
 
 Objective = Literal["overall", "score_per_kilotoken"]
 
@@ -52,10 +69,10 @@ class BenchmarkConfig(BaseModel):
     transcript: TranscriptConfig
     compaction: CompactionConfig
     probe: ProbeConfig
-    policy: PolicyConfig
-    summarizer: SummarizerConfig
-    answerer: AnswererConfig
-    judge: JudgeConfig
+    policy: ComponentConfig  # options checked by check_components
+    summarizer: ComponentConfig
+    answerer: ComponentConfig
+    judge: ComponentConfig
     rubric: Rubric
     tracking: TrackingConfig
     control: bool = Field(
@@ -91,9 +108,11 @@ def resolve(cfg: DictConfig) -> dict[str, Any]:
     return data
 
 
-def validate(cfg: DictConfig | dict[str, Any]) -> BenchmarkConfig:
-    """The typed config; any bad value, endpoint or unwritable output folder is a
-    ``UserError`` naming its key, before any work."""
+def validate(cfg: DictConfig | dict[str, Any], parts: bool = True) -> BenchmarkConfig:
+    """The typed config; any bad value, endpoint, part option or unwritable output folder
+    is a ``UserError`` naming its key, before any work. ``parts=False`` (a caller that
+    builds no part, e.g. ``benchmark.inspect``) leaves the parts' options unchecked, so
+    the LLM stack their packages import is not loaded."""
     data = resolve(cfg) if isinstance(cfg, DictConfig) else cfg
     check_finite(data)
     try:
@@ -101,15 +120,30 @@ def validate(cfg: DictConfig | dict[str, Any]) -> BenchmarkConfig:
     except ValidationError as exc:
         raise UserError(validation_message(exc, model=BenchmarkConfig)) from None
     check_endpoints(data)
-    check_components(config)
+    if parts:
+        check_components(config)
     check_output_dirs(config)
     return config
 
 
 def check_components(config: BenchmarkConfig) -> None:
-    """Every part's options against its target's typed settings, before any part is built."""
-    for group in ("summarizer", "policy", "answerer", "judge"):
-        getattr(config, group).check(group)
+    """Every part's options against its target's typed settings (each group's table is
+    in its package's ``config`` module), before any part is built."""
+    from benchmark.answerer.config import AnswererConfig
+    from benchmark.judge.config import JudgeConfig
+    from benchmark.policy.config import PolicyConfig
+    from benchmark.summarizer.config import SummarizerConfig
+
+    schemas = {
+        "summarizer": SummarizerConfig,
+        "policy": PolicyConfig,
+        "answerer": AnswererConfig,
+        "judge": JudgeConfig,
+    }
+    for group, schema in schemas.items():
+        part = schema.model_validate(getattr(config, group).model_dump(by_alias=True))
+        part.check(group)
+        setattr(config, group, part)  # built with its group's targets (parts.build)
     check_writer(config.probe)
 
 

@@ -14,30 +14,11 @@ import time
 from types import TracebackType
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from benchmark.llm.usage import UsageLedger
 
 log = logging.getLogger("benchmark.progress")
 Mode = Literal["auto", "bar", "log", "off"]
 LOG_EVERY_S = 10.0
-
-
-class ExecutionConfig(BaseModel):
-    """How a job runs its LLM calls; none of this changes a result."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    fail_on_error: float = Field(
-        0.05, ge=0, le=1, description="exit non-zero when more probes than this fraction failed"
-    )
-    max_probes_in_flight: int = Field(
-        256,
-        gt=0,
-        le=1_000_000,
-        description="probes being answered or judged at once (bounds memory)",
-    )
-    progress: Mode = Field("auto", description="auto: a bar on a terminal, log lines otherwise")
 
 
 class JobProgress:

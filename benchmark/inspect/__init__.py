@@ -61,7 +61,7 @@ def load_config(paths: list[str], overrides: list[str]) -> BenchmarkConfig:
         cfg.transcript.path = paths  # set here: Hydra's grammar would mangle globs and commas
     except (HydraException, OmegaConfBaseException) as exc:
         raise UserError(_first_line(exc)) from None
-    return validate(cfg)
+    return validate(cfg, parts=False)
 
 
 def _first_line(exc: Exception) -> str:
