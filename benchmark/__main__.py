@@ -27,7 +27,7 @@ from benchmark.errors import JobFailed, UserError
 if TYPE_CHECKING:
     from benchmark.config import BenchmarkConfig
     from benchmark.run_record import RunRecord
-    from benchmark.tracking import SweepInfo
+    from benchmark.tracking.sweep import SweepInfo
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 log = logging.getLogger("benchmark")
@@ -79,7 +79,7 @@ def _sweep_info() -> SweepInfo | None:
 
     if not _in_sweep():
         return None
-    from benchmark.tracking import sweep_info
+    from benchmark.tracking.sweep import sweep_info
 
     hydra_cfg = HydraConfig.get()
     return sweep_info(
@@ -116,7 +116,8 @@ def _log(record: RunRecord, config: BenchmarkConfig) -> str:
     """``tracking.log_run``; returns ``<run id> logged as <status> in <store>``. Ctrl-C
     while logging ends in one line naming the KILLED run."""
     from benchmark.interrupt import LoggingInterrupted, Stopped
-    from benchmark.tracking import log_run, store_uri
+    from benchmark.tracking.mlflow_run import log_run
+    from benchmark.tracking.mlflow_store import store_uri
 
     try:
         run_id = log_run(record, config.tracking, sweep=_sweep_info())

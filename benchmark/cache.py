@@ -21,10 +21,9 @@ from benchmark.errors import UserError
 from benchmark.llm.cache import CacheCorruptError, CacheStats, ResponseCache
 from benchmark.llm.cache import cache_files as reply_store_files
 from benchmark.probe.cache import PROBE_DIR
-from benchmark.storage import entries
+from benchmark.storage import DEFAULT_DIR, entries
 from benchmark.transcript.generated import SESSION_DIR
 
-DEFAULT_DIR = ".cache/benchmark"  # the default ``cache.dir`` of conf/config.yaml
 # The file caches under the folder: (what they hold, what their files are, sub-folder).
 FILE_CACHES = (
     ("probe sets", "probe cache files", PROBE_DIR),

@@ -1,25 +1,18 @@
 """Validation of the composed Hydra config into pydantic models.
 
-Hydra composes ``conf/``; this module turns the result into typed models so a
-bad value fails before any work, with one line naming the key.
+Hydra composes ``conf/``; this module assembles the schemas each package owns
+(``<package>/config.py``) into ``BenchmarkConfig``, so a bad value fails before any
+work, with one line naming the key.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-)
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchmark.audit.config import AuditConfig
 from benchmark.compaction import CompactionConfig
@@ -31,138 +24,18 @@ from benchmark.config_checks import (
 )
 from benchmark.config_rules import check_rules
 from benchmark.errors import UserError
-from benchmark.probe.config import ProbeConfig
-from benchmark.redaction import BUILTIN_NAMES, compile_pattern
+from benchmark.instantiate import ComponentConfig
+from benchmark.probe.config import ProbeConfig, check_writer
+from benchmark.redaction.config import RedactionConfig
 from benchmark.rubric import Rubric
-from benchmark.validators import NO_ECHO, http_url_problem
-
-
-class ComponentConfig(BaseModel):
-    """A swappable part built with ``hydra.utils.instantiate``: ``_target_`` plus kwargs."""
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    name: str = Field(min_length=1)
-    target: str = Field(alias="_target_", min_length=1)
-
-    @property
-    def kwargs(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
-
-
-class SyntheticTranscripts(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    kind: Literal["synthetic"]
-    name: str
-    sessions: int = Field(1, gt=0, le=10_000, description="number of generated sessions")
-    seed: int = 0
-    target_tokens: int = Field(240_000, gt=1000, le=10_000_000)
-
-
-ImportFormat = Literal["auto", "chat", "swe_agent", "mini_swe_agent", "claude_code", "codex"]
-
-
-class FileTranscripts(BaseModel):
-    """Agent logs on disk (``conf/transcript/files.yaml``), imported by ``transcript.formats``."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    kind: Literal["files"]
-    name: str
-    path: str | list[str] = Field(description="a file, a glob or a folder, or a list of them")
-    format: ImportFormat = Field("auto", description="auto: detected from each file's content")
-    on_error: Literal["skip", "fail"] = Field(
-        "fail", description="a file that cannot be imported: skip it (reported) or stop the job"
-    )
-    extensions: list[str] = Field(
-        default_factory=lambda: [".json", ".jsonl", ".traj", ".ndjson"],
-        description="which files of a folder are read (globs and named files: all)",
-    )
-    max_line_mb: float = Field(
-        32, gt=0, le=4096, description="a longer line is an error, not a transcript"
-    )
-
-    @field_validator("path")
-    @classmethod
-    def _some_path(cls, value: str | list[str]) -> str | list[str]:
-        if not value or (
-            isinstance(value, list) and not all(isinstance(v, str) and v for v in value)
-        ):
-            raise ValueError("give a file, a glob or a folder")
-        return value
-
-    @field_validator("extensions")
-    @classmethod
-    def _some_extensions(cls, value: list[str]) -> list[str]:
-        if not value or not all(e.strip(". ") for e in value):
-            raise ValueError(
-                "must list the file extensions a folder scan reads, e.g. [.json, .jsonl] "
-                "(an empty list would read no file of a folder)"
-            )
-        return value
-
-
-TranscriptConfig = Annotated[SyntheticTranscripts | FileTranscripts, Field(discriminator="kind")]
-
-
-class TrackingConfig(BaseModel):
-    """Where runs are logged: a SQLite store under ``store_dir``, or a tracking server (``uri``)."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    enabled: bool = True
-    uri: str | None = Field(
-        None,
-        description="an MLflow tracking URI (e.g. a shared `mlflow server`); "
-        "null: the SQLite store under store_dir",
-    )
-    store_dir: str = Field("mlruns", min_length=1)
-    experiment: str = Field("compaction-benchmark", min_length=1)
-    run_name: str | None = Field(None, min_length=1, description="null: <policy>@<transcript>")
-    trace_llm: bool = Field(
-        True, description="log every LLM call as an MLflow trace linked to the run"
-    )
-
-    @field_validator("uri")
-    @classmethod
-    def _tracking_uri(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        scheme = value.split("://", 1)[0].lower() if "://" in value else ""
-        if scheme in ("http", "https"):
-            problem = http_url_problem(value)
-            if problem and "credentials" in problem:
-                problem += (
-                    ": MLflow reads them from MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"
-                )
-        elif not scheme.replace("+", "").isalnum() and value != "databricks":
-            problem = (
-                "must be an MLflow tracking URI such as http://host:5000, "
-                "sqlite:///path/mlflow.db or file:///path/mlruns (null: the store under store_dir)"
-            )
-        else:
-            problem = None
-        if problem:
-            raise PydanticCustomError(NO_ECHO, problem)
-        return value
-
-
-class CacheConfig(BaseModel):
-    """Where cached probe sets and LLM replies live, and whether a job reads them."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    dir: str | None = Field(
-        ".cache/benchmark", min_length=1, description="null disables every cache"
-    )
-    mode: Literal["use", "refresh", "off"] = Field(
-        "use", description="use: read and write; refresh: write only; off: neither"
-    )
+from benchmark.storage import CacheConfig
+from benchmark.tracking.config import TrackingConfig
+from benchmark.transcript.config import TranscriptConfig
 
 
 class ExecutionConfig(BaseModel):
-    """How a job runs its LLM calls; none of this changes a result."""
+    """How a job runs its LLM calls; none of this changes a result. (Here, not in
+    ``progress``: that module loads the LLM stack, which validating a config must not.)"""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -178,45 +51,6 @@ class ExecutionConfig(BaseModel):
     progress: Literal["auto", "bar", "log", "off"] = Field(
         "auto", description="auto: a bar on a terminal, log lines otherwise"
     )
-
-
-def _regex(value: str) -> str:
-    compile_pattern("user_pattern", value)  # the error's key names the pattern
-    return value
-
-
-def _type_names(value: dict[str, str]) -> dict[str, str]:
-    for name in value:
-        compile_pattern(name, "x")
-    return value
-
-
-class RedactionConfig(BaseModel):
-    """Credentials in transcripts replaced by typed placeholders as they load
-    (``benchmark.redaction``), so nothing downstream ever sees the secret."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    enabled: bool = True
-    builtin: Literal["all"] | list[str] = Field(
-        "all", description="which built-in detectors run: all, or a list of their names"
-    )
-    patterns: Annotated[
-        dict[str, Annotated[str, AfterValidator(_regex)]], AfterValidator(_type_names)
-    ] = Field(
-        default_factory=dict,
-        description="extra detectors: type name -> regex (a group named s: only that part)",
-    )
-
-    @field_validator("builtin")
-    @classmethod
-    def _known_detectors(cls, value: str | list[str]) -> str | list[str]:
-        for name in [] if value == "all" else value:
-            if name not in BUILTIN_NAMES:
-                raise ValueError(
-                    f"unknown detector {name!r} (choose from: all, {', '.join(BUILTIN_NAMES)})"
-                )
-        return value
 
 
 Objective = Literal["overall", "score_per_kilotoken"]
@@ -236,7 +70,7 @@ class BenchmarkConfig(BaseModel):
     transcript: TranscriptConfig
     compaction: CompactionConfig
     probe: ProbeConfig
-    policy: ComponentConfig
+    policy: ComponentConfig  # options checked by check_components
     summarizer: ComponentConfig
     answerer: ComponentConfig
     judge: ComponentConfig
@@ -275,9 +109,11 @@ def resolve(cfg: DictConfig) -> dict[str, Any]:
     return data
 
 
-def validate(cfg: DictConfig | dict[str, Any]) -> BenchmarkConfig:
-    """The typed config; any bad value, endpoint or unwritable output folder is a
-    ``UserError`` naming its key, before any work."""
+def validate(cfg: DictConfig | dict[str, Any], parts: bool = True) -> BenchmarkConfig:
+    """The typed config; any bad value, endpoint, part option or unwritable output folder
+    is a ``UserError`` naming its key, before any work. ``parts=False`` (a caller that
+    builds no part, e.g. ``benchmark.preview``) leaves the parts' options unchecked, so
+    the LLM stack their packages import is not loaded."""
     data = resolve(cfg) if isinstance(cfg, DictConfig) else cfg
     check_finite(data)
     try:
@@ -286,8 +122,31 @@ def validate(cfg: DictConfig | dict[str, Any]) -> BenchmarkConfig:
         raise UserError(validation_message(exc, model=BenchmarkConfig)) from None
     check_endpoints(data)
     check_rules(config)  # between groups (benchmark.config_rules), before any work
+    if parts:
+        check_components(config)
     check_output_dirs(config)
     return config
+
+
+def check_components(config: BenchmarkConfig) -> None:
+    """Every part's options against its target's typed settings (each group's table is
+    in its package's ``config`` module), before any part is built."""
+    from benchmark.answerer.config import AnswererConfig
+    from benchmark.judge.config import JudgeConfig
+    from benchmark.policy.config import PolicyConfig
+    from benchmark.summarizer.config import SummarizerConfig
+
+    schemas = {
+        "summarizer": SummarizerConfig,
+        "policy": PolicyConfig,
+        "answerer": AnswererConfig,
+        "judge": JudgeConfig,
+    }
+    for group, schema in schemas.items():
+        part = schema.model_validate(getattr(config, group).model_dump(by_alias=True))
+        part.check(group)
+        setattr(config, group, part)  # built with its group's targets (parts.build)
+    check_writer(config.probe)
 
 
 def check_output_dirs(config: BenchmarkConfig) -> None:

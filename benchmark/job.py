@@ -31,7 +31,7 @@ def job(config: BenchmarkConfig, resolved: dict[str, Any]) -> tuple[RunRecord, O
     parts = build_parts(config)  # a missing key or bad option fails here, before any work
     preflight(parts)  # so does an unreachable endpoint or a misnamed model (one line)
     if config.tracking.enabled:
-        from benchmark.tracking import prepare_tracking
+        from benchmark.tracking.mlflow_store import prepare_tracking
 
         # Migrate a fresh store (or reach the server) before the work, not after it.
         prepare_tracking(config.tracking)

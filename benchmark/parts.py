@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmark.answerer.base import Answerer
-from benchmark.components import instantiate_target
-from benchmark.config import BenchmarkConfig, ComponentConfig
+from benchmark.config import BenchmarkConfig
 from benchmark.config_rules import check_judge_criteria, warn_unused_summarizer
 from benchmark.errors import UserError
+from benchmark.instantiate import ComponentConfig, instantiate_target
 from benchmark.judge.base import Judge
 from benchmark.llm import UsageLedger
 from benchmark.llm.cache import ResponseCache
@@ -55,10 +55,11 @@ def response_cache(config: BenchmarkConfig) -> ResponseCache | None:
     return ResponseCache(config.cache.dir, config.cache.mode)
 
 
-def build(component: ComponentConfig, group: str, method: str, **inject: Any) -> Any:
-    """Instantiate a config group's ``_target_``; errors name the group and option."""
-    spec = {"_target_": component.target, **component.kwargs}
-    obj = instantiate_target(f"{group} '{component.name}'", spec, **inject)
+def build(component: ComponentConfig, group: str, method: str, **shared: Any) -> Any:
+    """Instantiate a config group's ``_target_`` with the ``shared`` objects it declares
+    it needs (its ``Settings.needs``); errors name the group and option."""
+    label = f"{group} '{component.name}'"
+    obj = instantiate_target(label, group, component.spec(), component.targets, shared)
     if not callable(getattr(obj, method, None)):
         raise UserError(f"{group}._target_ {component.target} has no '{method}' method")
     return obj

@@ -15,8 +15,11 @@ import re
 import tempfile
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_DIR = ".cache/benchmark"  # the default ``cache.dir`` of conf/config.yaml
 # ``<sha256>.json``, and ``.<16 hex>.<random>.tmp`` while a write is in flight (left
 # behind only if that process died mid-write).
 ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json|\.[0-9a-f]{16}\..+\.tmp")
@@ -25,6 +28,17 @@ ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json|\.[0-9a-f]{16}\..+\.tmp")
 def entry_key(depends_on: dict[str, Any]) -> str:
     """An entry's key: sha256 of the canonical JSON of everything the entry depends on."""
     return hashlib.sha256(json.dumps(depends_on, sort_keys=True).encode()).hexdigest()
+
+
+class CacheConfig(BaseModel):
+    """Where cached probe sets and LLM replies live, and whether a job reads them."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    dir: str | None = Field(DEFAULT_DIR, min_length=1, description="null disables every cache")
+    mode: Literal["use", "refresh", "off"] = Field(
+        "use", description="use: read and write; refresh: write only; off: neither"
+    )
 
 
 def entry_path(folder: Path, key: str) -> Path:

@@ -10,6 +10,7 @@ from conftest import SMALL, compose_config, group_options
 from benchmark.__main__ import run
 from benchmark.config import validate
 from benchmark.errors import UserError
+from benchmark.parts import build_parts
 from benchmark.pipeline import run_job
 from benchmark.stub import scripted_reply
 
@@ -106,6 +107,11 @@ def test_option_composes_and_runs(group, option, transcript_file, tmp_path, requ
         ("transcript.sessions=0", "config key 'transcript.sessions'"),
         ("+probe.colour=red", "config key 'probe.colour': unknown key"),
         ("policy.name=''", "config key 'policy.name'"),
+        # a part's options are typed per target and checked before any part is built
+        ("+answerer.max_answer_tokns=1", "unknown option 'max_answer_tokns' (did you mean"),
+        ("judge.term_ratio=abc", "config key 'judge.term_ratio'"),
+        ("+summarizer.max_region_tokens=1", "config key 'summarizer.max_region_tokens'"),
+        ("+policy.ledger=1", "config key 'policy.ledger'"),
     ],
 )
 def test_bad_values_name_the_key(override, expected):
@@ -126,10 +132,29 @@ def test_bad_policy_kwarg_names_the_policy():
         run_job(config)
 
 
+class Recorder:
+    """A policy of one's own: its ``needs`` asks for the job's ledger and nothing else."""
+
+    needs = ("ledger",)
+
+    def __init__(self, ledger: object = None, cache: object = "untouched") -> None:
+        self.ledger, self.cache = ledger, cache
+
+    def compact(self, segments):
+        return segments.messages
+
+
+def test_a_part_gets_exactly_the_shared_objects_it_declares():
+    cfg = compose_config([*SMALL, "policy=none", f"policy._target_={__name__}.Recorder"])
+    parts = build_parts(validate(cfg))
+    assert parts.policy.ledger is parts.ledger
+    assert parts.policy.cache == "untouched"  # offered to the job's parts, not declared here
+
+
 def test_unimportable_target_is_a_user_error():
-    config = validate(compose_config([*SMALL, "policy._target_=nowhere.Policy"]))
+    cfg = compose_config([*SMALL, "policy._target_=nowhere.Policy"])
     with pytest.raises(UserError, match="policy .*nowhere.Policy"):
-        run_job(config)
+        validate(cfg)  # refused with the config, before any part is built
 
 
 def test_rubric_without_criteria_for_a_probe_type():

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from test_cli import run_cli
 
-from benchmark.config import FileTranscripts
+from benchmark.transcript.config import FileTranscripts
 from benchmark.transcript.formats import TranscriptError, import_file
 from benchmark.transcript.sources import load_transcripts
 

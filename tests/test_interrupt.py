@@ -23,7 +23,7 @@ DEADLINE_S = 180  # generous: a loaded machine is slow, and every wait polls a c
 
 def llm_job(stub, tmp_path: Path, name: str) -> list[str]:
     """An LLM answerer and judge on the stub, its own reply cache, one store for all runs."""
-    from benchmark.tracking import prepare_store
+    from benchmark.tracking.mlflow_store import prepare_store
 
     prepare_store(tmp_path / "mlruns", EXPERIMENT)  # migrated here, not in the job
     stages = []
@@ -162,7 +162,7 @@ def test_ctrl_c_while_generating_sessions_logs_a_killed_run_with_no_probe(tmp_pa
     """Offline, interrupted while the sessions are generated (the store is ready by then):
     the run is logged as KILLED holding the config and no probe. In a sweep, the sweep
     stops there: its second job never starts."""
-    from benchmark.tracking import prepare_store
+    from benchmark.tracking.mlflow_store import prepare_store
 
     prepare_store(tmp_path / "mlruns", EXPERIMENT)
     sessions = tmp_path / "cache" / "sessions"

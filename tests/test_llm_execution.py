@@ -176,7 +176,7 @@ def run_metrics(tmp_path, name: str) -> dict[str, float]:
 
 def job_args(stub, tmp_path, name: str, cache: str | None = None) -> list[str]:
     """One job of the test: its own cache (unless shared), one store for all, run ``name``."""
-    from benchmark.tracking import prepare_store
+    from benchmark.tracking.mlflow_store import prepare_store
 
     prepare_store(tmp_path / "mlruns", "compaction-benchmark")  # migrated once, before jobs
     return [

@@ -28,8 +28,8 @@ import pytest
 from test_cli import run_cli
 from test_import_corrupt import VALID_NAME, _valid_session, skip_job
 
-from benchmark.config import FileTranscripts
 from benchmark.errors import UserError
+from benchmark.transcript.config import FileTranscripts
 from benchmark.transcript.formats import TranscriptError, import_file
 from benchmark.transcript.sources import load_transcripts
 

@@ -48,7 +48,7 @@ def store(tmp_path_factory) -> Path:
     """An older sweep of one bare run (metrics only, no per-probe table), then a sweep of
     three offline jobs: none, truncate, and none again under another name (sweep tags set
     here, as a multirun would)."""
-    from benchmark.tracking import prepare_store
+    from benchmark.tracking.mlflow_store import prepare_store
 
     store = tmp_path_factory.mktemp("report") / "mlruns"
     experiment_id = prepare_store(store, EXPERIMENT)

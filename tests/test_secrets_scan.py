@@ -224,7 +224,7 @@ def test_no_planted_secret_leaves_the_job(openai_stub, tmp_path, sessions):
         "execution.progress=off",
         *stub_stages(openai_stub.base_url),
     ]
-    from benchmark.tracking import prepare_store
+    from benchmark.tracking.mlflow_store import prepare_store
 
     # One job and a sweep of two, at once (they share the store, created here first, and
     # the caches, as jobs may).

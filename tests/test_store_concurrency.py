@@ -76,7 +76,7 @@ def test_jobs_started_together_on_a_fresh_store_all_log(tmp_path):
 @pytest.fixture(scope="module")
 def migrated_store(tmp_path_factory) -> Path:
     """A real, up-to-date store (MLflow created and migrated it), copied by each test."""
-    from benchmark.tracking import prepare_store
+    from benchmark.tracking.mlflow_store import prepare_store
 
     store = tmp_path_factory.mktemp("migrated") / "mlruns"
     prepare_store(store, "compaction-benchmark")
@@ -135,7 +135,7 @@ def test_a_leftover_migration_table_is_one_line(tmp_path, migrated_store):
 )
 def test_a_half_made_or_foreign_store_is_one_line(tmp_path, migrated_store, sql, message):
     from benchmark.errors import UserError
-    from benchmark.tracking import prepare_store
+    from benchmark.tracking.mlflow_store import prepare_store
 
     store = store_with(tmp_path, migrated_store, *sql)
     with pytest.raises(UserError) as caught:

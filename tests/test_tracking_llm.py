@@ -65,7 +65,8 @@ def test_log_run_writes_any_record_as_one_run(tmp_path):
 
     from benchmark.config import TrackingConfig
     from benchmark.run_record import RunRecord
-    from benchmark.tracking import log_run, tracking_uri
+    from benchmark.tracking.mlflow_run import log_run
+    from benchmark.tracking.mlflow_store import tracking_uri
 
     tracking = TrackingConfig(store_dir=str(tmp_path / "mlruns"), experiment="records")
     record = RunRecord(

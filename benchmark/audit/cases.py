@@ -17,12 +17,13 @@ from benchmark.audit.answers import build_variants
 from benchmark.audit.config import AuditConfig
 from benchmark.audit.expected import CRITERIA, expected_bands, fabricated
 from benchmark.compaction import CompactionConfig, find_points, segments
-from benchmark.config import BenchmarkConfig, SyntheticTranscripts
+from benchmark.config import BenchmarkConfig
 from benchmark.errors import UserError
 from benchmark.probe.cache import load_or_generate
 from benchmark.probe.models import Probe
 from benchmark.probe.writer import LLMProbeWriter
 from benchmark.redaction import redactor_for
+from benchmark.transcript.config import SyntheticTranscripts
 from benchmark.transcript.models import Message
 from benchmark.transcript.sources import load_transcripts
 

@@ -164,7 +164,7 @@ def audit(config: BenchmarkConfig, resolved: dict[str, Any]) -> tuple[RunRecord,
     judges = build_judges(config, _audit(config).samples, new_ledger(config))  # keys fail here
     try:
         if config.tracking.enabled:
-            from benchmark.tracking import prepare_tracking
+            from benchmark.tracking.mlflow_store import prepare_tracking
 
             prepare_tracking(config.tracking)
         result = run_audit(config, judges)

@@ -29,16 +29,16 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from benchmark.components import instantiate_target
 from benchmark.errors import UserError
+from benchmark.instantiate import instantiate_target
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment, MemberScores
+from benchmark.judge.config import Combine, JudgeConfig
 from benchmark.llm import UsageLedger
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.loop import run
 
-Combine = Literal["mean", "median", "majority"]
 COMBINE_RULES: tuple[str, ...] = ("mean", "median", "majority")
 # Member names end up in metric names (judge/kappa/<a>/<b>): MLflow's characters only.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -186,7 +186,8 @@ def _build_member(
     if shared and isinstance(config.get("endpoint"), Mapping):
         config["endpoint"] = {**config["endpoint"], **shared}
     try:
-        member = instantiate_target(where, config, ledger=ledger, cache=cache)
+        shared = {"ledger": ledger, "cache": cache}
+        member = instantiate_target(where, where, config, JudgeConfig.targets, shared)
     except UserError as exc:
         message = str(exc)
         raise UserError(message if message.startswith(where) else f"{where}: {message}") from None

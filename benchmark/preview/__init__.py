@@ -21,10 +21,11 @@ from typing import NoReturn, get_args
 from rich.console import Console
 from rich.markup import escape
 
-from benchmark.config import BenchmarkConfig, ImportFormat
+from benchmark.config import BenchmarkConfig
 from benchmark.errors import UserError
 from benchmark.preview.render import render, render_review
 from benchmark.preview.report import preview_file, review_sample
+from benchmark.transcript.config import ImportFormat
 from benchmark.transcript.sources import expand_found
 
 __all__ = ["preview_file", "load_config", "main", "render"]
@@ -60,7 +61,7 @@ def load_config(paths: list[str], overrides: list[str]) -> BenchmarkConfig:
         cfg.transcript.path = paths  # set here: Hydra's grammar would mangle globs and commas
     except (HydraException, OmegaConfBaseException) as exc:
         raise UserError(_first_line(exc)) from None
-    return validate(cfg)
+    return validate(cfg, parts=False)
 
 
 def _first_line(exc: Exception) -> str:

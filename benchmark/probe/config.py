@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from benchmark.instantiate import by_target, options, settings
 from benchmark.probe.models import PROBE_TYPES, ProbeType
 from benchmark.validators import distinct_choices
 
@@ -44,3 +45,19 @@ class ProbeConfig(BaseModel):
         if self.writer is None:
             data.pop("writer")
         return data
+
+
+WRITERS = by_target(
+    settings(
+        "benchmark.probe.writer.LLMProbeWriter",
+        ("ledger", "cache"),
+        endpoint=dict[str, Any],  # checked with every endpoint (config_checks)
+        max_region_tokens=int,
+    )
+)
+
+
+def check_writer(config: ProbeConfig) -> None:
+    """``probe.writer``'s options against its target's settings, before it is built."""
+    if config.writer is not None:
+        options("probe.writer", "probe.writer", config.writer, WRITERS)

@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from benchmark.compaction import CompactionPoint
-from benchmark.components import instantiate_target
 from benchmark.errors import UserError
+from benchmark.instantiate import instantiate_target
 from benchmark.llm import Endpoint, UsageLedger
 from benchmark.llm.budget import chat_tokens
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.connect import LLMStage, token_budget
 from benchmark.llm.json_reply import extract_json
 from benchmark.probe.candidate import Candidate, View
-from benchmark.probe.config import ProbeConfig
+from benchmark.probe.config import WRITERS, ProbeConfig
 from benchmark.probe.extract import to_probe
 from benchmark.probe.models import PROBE_TYPES, Evidence, Fact, FactKind, Probe, ProbeType
 from benchmark.probe.text import quote_around
@@ -297,7 +297,8 @@ def build_writer(
     """The writer ``probe.writer`` describes (``None`` = the deterministic extractor)."""
     if config.writer is None:
         return None
-    writer = instantiate_target("probe.writer", dict(config.writer), ledger=ledger, cache=cache)
+    shared = {"ledger": ledger, "cache": cache}
+    writer = instantiate_target("probe.writer", "probe.writer", config.writer, WRITERS, shared)
     if not callable(getattr(writer, "write", None)) or not callable(getattr(writer, "spec", None)):
         raise UserError(f"probe.writer._target_ {config.writer['_target_']} is not a probe writer")
     return writer

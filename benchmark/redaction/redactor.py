@@ -26,8 +26,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from benchmark.redaction.config import RedactionConfig
 from benchmark.redaction.detectors import (
     BUILTIN,
     BUILTIN_NAMES,
@@ -42,8 +43,15 @@ from benchmark.redaction.propagation import propagates, standalone_pattern
 from benchmark.storage import source_digest
 from benchmark.transcript.models import FunctionCall, Message, PlantedFact, ToolCall, Transcript
 
-if TYPE_CHECKING:
-    from benchmark.config import BenchmarkConfig
+
+class JobSettings(Protocol):
+    """What ``redactor_for`` reads of a job's config (``benchmark.config.BenchmarkConfig``):
+    its ``redaction`` settings, and the whole config for the key names its endpoints read."""
+
+    redaction: RedactionConfig
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]: ...
+
 
 MIN_ENV_VALUE = 12  # nor is a shorter environment value ("unused", "sk-test")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -336,7 +344,7 @@ def build_redactor(
     return Redactor(names, patterns, known, enabled)
 
 
-def redactor_for(config: BenchmarkConfig) -> Redactor:
+def redactor_for(config: JobSettings) -> Redactor:
     """The job's redactor: ``config.redaction``, and the keys its endpoints read."""
     r = config.redaction
     builtin = None if r.builtin == "all" else r.builtin

@@ -19,8 +19,8 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from pydantic import ValidationError
 
-from benchmark.config import TrackingConfig
 from benchmark.errors import UserError
+from benchmark.tracking.config import TrackingConfig
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ import tempfile
 from pathlib import Path
 
 from benchmark import interrupt
-from benchmark.config import TrackingConfig
 from benchmark.interrupt import LoggingInterrupted
 from benchmark.redaction import scrub_setting
 from benchmark.run_record import RunRecord
+from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.inputs import log_transcript_inputs
 from benchmark.tracking.mlflow_store import prepare_tracking, store_uri
 from benchmark.tracking.sweep import SweepInfo

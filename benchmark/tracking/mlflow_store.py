@@ -17,8 +17,8 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
-from benchmark.config import TrackingConfig
 from benchmark.errors import UserError
+from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.store_check import DB_NAME, open_store, preload, store_lock
 
 

@@ -30,9 +30,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from benchmark.config import FileTranscripts, SyntheticTranscripts
 from benchmark.errors import UserError
 from benchmark.redaction import Redactor, build_redactor
+from benchmark.transcript.config import FileTranscripts, SyntheticTranscripts
 from benchmark.transcript.formats import Imported, SubagentLog, TranscriptError, import_file
 from benchmark.transcript.formats._document import not_regular
 from benchmark.transcript.generated import load_or_generate, session_seed

@@ -1,0 +1,33 @@
+"""The ``judge`` group's schema: each judge's options, typed, and what it is built with."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from benchmark.instantiate import ComponentConfig, by_target, settings
+from benchmark.judge.llm import JudgeMode
+
+Combine = Literal["mean", "median", "majority"]  # how a panel combines its members' scores
+
+
+class JudgeConfig(ComponentConfig):
+    targets = by_target(
+        settings(
+            "benchmark.judge.reference.ReferenceJudge", max_answer_tokens=int, term_ratio=float
+        ),
+        settings(
+            "benchmark.judge.llm.LLMJudge",
+            ("ledger", "cache"),
+            endpoint=dict[str, Any],  # checked with every endpoint (config_checks)
+            mode=JudgeMode,
+            max_context_tokens=int,
+        ),
+        settings(
+            "benchmark.judge.panel.PanelJudge",
+            ("ledger", "cache"),  # handed on to its members, each checked as it is built
+            members=dict[str, dict[str, Any]],
+            combine=Combine,
+            min_members=int | None,
+            endpoint=dict[str, Any] | None,
+        ),
+    )

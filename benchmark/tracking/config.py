@@ -1,0 +1,50 @@
+"""Where runs are logged (the ``tracking`` Hydra group); importing it loads no MLflow."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from benchmark.validators import NO_ECHO, http_url_problem
+
+
+class TrackingConfig(BaseModel):
+    """Where runs are logged: a SQLite store under ``store_dir``, or a tracking server (``uri``)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    enabled: bool = True
+    uri: str | None = Field(
+        None,
+        description="an MLflow tracking URI (e.g. a shared `mlflow server`); "
+        "null: the SQLite store under store_dir",
+    )
+    store_dir: str = Field("mlruns", min_length=1)
+    experiment: str = Field("compaction-benchmark", min_length=1)
+    run_name: str | None = Field(None, min_length=1, description="null: <policy>@<transcript>")
+    trace_llm: bool = Field(
+        True, description="log every LLM call as an MLflow trace linked to the run"
+    )
+
+    @field_validator("uri")
+    @classmethod
+    def _tracking_uri(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        scheme = value.split("://", 1)[0].lower() if "://" in value else ""
+        if scheme in ("http", "https"):
+            problem = http_url_problem(value)
+            if problem and "credentials" in problem:
+                problem += (
+                    ": MLflow reads them from MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"
+                )
+        elif not scheme.replace("+", "").isalnum() and value != "databricks":
+            problem = (
+                "must be an MLflow tracking URI such as http://host:5000, "
+                "sqlite:///path/mlflow.db or file:///path/mlruns (null: the store under store_dir)"
+            )
+        else:
+            problem = None
+        if problem:
+            raise PydanticCustomError(NO_ECHO, problem)
+        return value
