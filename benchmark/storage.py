@@ -20,6 +20,9 @@ from typing import Any
 # ``<sha256>.json``, and ``.<16 hex>.<random>.tmp`` while a write is in flight (left
 # behind only if that process died mid-write).
 ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json|\.[0-9a-f]{16}\..+\.tmp")
+# The caches' folders under ``cache.dir``.
+PROBE_DIR = "probes"
+SESSION_DIR = "sessions"
 
 
 def entry_key(depends_on: dict[str, Any]) -> str:
@@ -27,8 +30,9 @@ def entry_key(depends_on: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(depends_on, sort_keys=True).encode()).hexdigest()
 
 
-def entry_path(folder: Path, key: str) -> Path:
-    return Path(folder) / f"{key}.json"
+def entry_path(cache_dir: Path, folder: str, key: str) -> Path:
+    """Where entry ``key`` of cache ``folder`` (``PROBE_DIR``, ``SESSION_DIR``) lives."""
+    return Path(cache_dir) / folder / f"{key}.json"
 
 
 def entries(folder: Path) -> list[Path]:
