@@ -20,9 +20,7 @@ from rich.table import Table
 from benchmark.errors import UserError
 from benchmark.llm.cache import CacheCorruptError, CacheStats, ResponseCache
 from benchmark.llm.cache import cache_files as reply_store_files
-from benchmark.probe.cache import PROBE_DIR
-from benchmark.storage import DEFAULT_DIR, entries
-from benchmark.transcript.generated import SESSION_DIR
+from benchmark.storage import DEFAULT_DIR, PROBE_DIR, SESSION_DIR, entries
 
 # The file caches under the folder: (what they hold, what their files are, sub-folder).
 FILE_CACHES = (

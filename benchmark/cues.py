@@ -6,14 +6,29 @@ offline summarizer (``benchmark.summarizer.sections`` keeps the sentences that
 hold them). The phrases both read are written once below; where the two differ
 they differ on purpose: a probe needs a cue that ends where the choice begins,
 a summary only needs to know that a sentence states a choice with a reason.
+
+Each group is a table, name -> pattern, compiled by :func:`_compiled`: a cue is
+matched ignoring case unless its entry gives its own flags.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+
+
+def _compiled(table: Mapping[str, str | tuple[str, int]]) -> dict[str, re.Pattern[str]]:
+    """Each entry compiled: a bare pattern ignoring case, a (pattern, flags) pair as given."""
+    out = {}
+    for name, entry in table.items():
+        pattern, flags = (entry, re.I) if isinstance(entry, str) else entry
+        out[name] = re.compile(pattern, flags)
+    return out
+
 
 # --- a choice, its reason, the options it rejected ------------------------------------------
 
+# Phrases several cues share.
 _DECISION = r"decision\s*:"
 _DECIDE = r"decide\s+(?:to|on)"
 _GO_WITH = r"(?:go|going|went)\s+with"
@@ -22,32 +37,35 @@ _INSTEAD = r"rather than|instead of"
 _REASON = r"because|since|so that|given that"
 _REJECTED = r"considered|rejected|ruled out"
 
-# Where a choice begins: "decided to", "going with", "Decision:", "we'll use", "switch X to".
-DECISION_CUE = re.compile(
-    rf"\b(?:{_DECISION}|decided\s+(?:to|on|that)|{_DECIDE}|{_GO_WITH}|"
-    rf"cho(?:se|ose|osing)(?:\s+to)?|{_OPT_SETTLE}|"
-    r"(?:we|I|let's|let us)(?:'ll|\s+will|\s+shall)?\s+use|"
-    r"switch(?:ed|ing)?\s+(?:[\w`.-]+\s+){0,3}?to)(?:\*\*)?\s*",
-    re.I,
+DECISION = _compiled(
+    {
+        # Where a choice begins: "decided to", "going with", "Decision:", "we'll use",
+        # "switch X to".
+        "cue": (
+            rf"\b(?:{_DECISION}|decided\s+(?:to|on|that)|{_DECIDE}|{_GO_WITH}|"
+            rf"cho(?:se|ose|osing)(?:\s+to)?|{_OPT_SETTLE}|"
+            r"(?:we|I|let's|let us)(?:'ll|\s+will|\s+shall)?\s+use|"
+            r"switch(?:ed|ing)?\s+(?:[\w`.-]+\s+){0,3}?to)(?:\*\*)?\s*"
+        ),
+        # A sentence that names a choice (or an option passed over), for a summary to keep.
+        "mention": (
+            rf"\b(?:{_DECISION}|decided|{_DECIDE}|{_GO_WITH}|chose|choose|{_OPT_SETTLE}|"
+            rf"(?:we|I|let's)(?:'ll|\s+will)?\s+use|{_INSTEAD})\b"
+        ),
+        "rationale": rf"\b(?:{_REASON})\b|,\s*as\b",
+        "rationale_mention": rf"\b(?:{_REASON}|as it|as this)\b",
+        # A rationale said in the sentence after the choice.
+        "next_rationale": (
+            r"^(?:this is because|that's because|because|the reason is(?: that)?|"
+            r"the reason:)\s+(.+)$"
+        ),
+        "alternative": (
+            rf"\b(?:{_INSTEAD}|over|as opposed to|(?:I |we )?(?:also )?(?:{_REJECTED}))\b"
+        ),
+        "rejected": _REJECTED,  # an alternative named as such, even inside a reason
+        "considered": rf"\b(?:{_REJECTED})\s+(.+?)(?:[,;:]|\bbut\b|$)",
+    }
 )
-# A sentence that names a choice (or an option passed over), for a summary to keep.
-DECISION_MENTION = re.compile(
-    rf"\b(?:{_DECISION}|decided|{_DECIDE}|{_GO_WITH}|chose|choose|{_OPT_SETTLE}|"
-    rf"(?:we|I|let's)(?:'ll|\s+will)?\s+use|{_INSTEAD})\b",
-    re.I,
-)
-RATIONALE = re.compile(rf"\b(?:{_REASON})\b|,\s*as\b", re.I)
-RATIONALE_MENTION = re.compile(rf"\b(?:{_REASON}|as it|as this)\b", re.I)
-# A rationale said in the sentence after the choice.
-NEXT_RATIONALE = re.compile(
-    r"^(?:this is because|that's because|because|the reason is(?: that)?|the reason:)\s+(.+)$",
-    re.I,
-)
-ALTERNATIVE = re.compile(
-    rf"\b(?:{_INSTEAD}|over|as opposed to|(?:I |we )?(?:also )?(?:{_REJECTED}))\b", re.I
-)
-REJECTED = re.compile(_REJECTED, re.I)  # an alternative named as such, even inside a reason
-CONSIDERED = re.compile(rf"\b(?:{_REJECTED})\s+(.+?)(?:[,;:]|\bbut\b|$)", re.I)
 
 # --- a fix: the change announced before an edit, and the fault it answers --------------------
 
@@ -58,58 +76,69 @@ _NOT_CHANGE = (
     r"reproduce|understand|investigate|locate|explore|print|clean|double-check|know|do|be|"
     r"have|get|keep|wait|create|write|paste|save|now|first|then|also|just|simply"
 )
-FIX = re.compile(
-    r"(?:\b(?:let's|let us|let me|I'll|I will|we'll|we will|I need to|we need to|I should|"
-    r"we should|we must|I'm going to|we're going to|I am going to|we are going to)|"
-    r"\bthe (?:fix|solution|correct fix|right fix) (?:is|would be|will be) to)\s+"
-    r"(?:(?:now|also|simply|just|first|then)\s+)*"
-    rf"(?P<choice>(?!(?:{_NOT_CHANGE})\b)[a-z][a-z-]+\b.*)$"
-    r"|^(?P<gerund>(?:Adding|Changing|Removing|Replacing|Guarding|Updating|Fixing|Wrapping|"
-    r"Moving|Renaming|Converting|Casting|Dropping|Switching|Restoring|Reverting|Normali[sz]ing|"
-    r"Handling|Excluding|Including|Initiali[sz]ing|Making|Falling back|Correcting)\b.*)$",
-    re.I,
-)
-PURPOSE = re.compile(
-    r"\s+(?:to (?:fix|resolve|address|correct|repair|avoid|prevent|ensure|make sure|solve)|"
-    r"so that|in order to|which (?:should|will|would)|and then|and (?:re-?)?run|and try)\b|"
-    r"[;:]|\.$",
-    re.I,
-)
-BECAUSE = re.compile(r"\s*,?\s+(?:because|since|given that)\s+|\s*,\s*as\s+", re.I)
-LEAD_BECAUSE = re.compile(r"^(?:since|because|as|given that)\s+(?P<why>.{8,}?),?$", re.I)
-INSTEAD = re.compile(r"\s*,?\s+(?:instead of|rather than)\s+", re.I)
-# A cause named as such ("due to", "the problem is"), and words that say something is wrong.
-CAUSE = re.compile(
-    r"\b(?:due to|caused by|because of|because|since|"
-    r"(?:root cause|problem|issue|bug) is(?: that)?)\s+",
-    re.I,
-)
-FAULT = re.compile(
-    r"\b(?:missing|lacks?|lacking|should(?:n't| not| be| have| only)|(?:does|do|did)(?:n't| not)|"
-    r"can(?:'t|not)|fails?|failing|never|incorrect(?:ly)?|wrong|undefined|instead of|without|"
-    r"(?:is|are|was|were)(?:n't| not)|mismatch|off-by-one)\b",
-    re.I,
+FIX = _compiled(
+    {
+        "change": (
+            r"(?:\b(?:let's|let us|let me|I'll|I will|we'll|we will|I need to|we need to|"
+            r"I should|we should|we must|I'm going to|we're going to|I am going to|"
+            r"we are going to)|"
+            r"\bthe (?:fix|solution|correct fix|right fix) (?:is|would be|will be) to)\s+"
+            r"(?:(?:now|also|simply|just|first|then)\s+)*"
+            rf"(?P<choice>(?!(?:{_NOT_CHANGE})\b)[a-z][a-z-]+\b.*)$"
+            r"|^(?P<gerund>(?:Adding|Changing|Removing|Replacing|Guarding|Updating|Fixing|"
+            r"Wrapping|Moving|Renaming|Converting|Casting|Dropping|Switching|Restoring|"
+            r"Reverting|Normali[sz]ing|Handling|Excluding|Including|Initiali[sz]ing|Making|"
+            r"Falling back|Correcting)\b.*)$"
+        ),
+        "purpose": (
+            r"\s+(?:to (?:fix|resolve|address|correct|repair|avoid|prevent|ensure|make sure|"
+            r"solve)|so that|in order to|which (?:should|will|would)|and then|"
+            r"and (?:re-?)?run|and try)\b|[;:]|\.$"
+        ),
+        "because": r"\s*,?\s+(?:because|since|given that)\s+|\s*,\s*as\s+",
+        "lead_because": r"^(?:since|because|as|given that)\s+(?P<why>.{8,}?),?$",
+        "instead": r"\s*,?\s+(?:instead of|rather than)\s+",
+        # A cause named as such ("due to", "the problem is"), and words that say something
+        # is wrong.
+        "cause": (
+            r"\b(?:due to|caused by|because of|because|since|"
+            r"(?:root cause|problem|issue|bug) is(?: that)?)\s+"
+        ),
+        "fault": (
+            r"\b(?:missing|lacks?|lacking|should(?:n't| not| be| have| only)|"
+            r"(?:does|do|did)(?:n't| not)|can(?:'t|not)|fails?|failing|never|"
+            r"incorrect(?:ly)?|wrong|undefined|instead of|without|"
+            r"(?:is|are|was|were)(?:n't| not)|mismatch|off-by-one)\b"
+        ),
+    }
 )
 
 # --- errors in command output and in prose --------------------------------------------------
 
-EXCEPTION = re.compile(
-    r"\b(?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Failure|Exit|Interrupt|NotFound)):[ \t]*\S"
-)
-FAILED_LINE = re.compile(r"^\s*(?:FAILED|ERROR)\s+\S.*$|^\s*--- FAIL: \S.*$", re.M)
-ERROR_LINE = re.compile(
-    r"^\s*(?:error|fatal|Error|ERROR|FATAL)(?:\[\w+\])?:\s*\S.*$|^npm ERR! \S.*$|"
-    r"^.*\b(?:No such file or directory|command not found|Permission denied|"
-    r"Segmentation fault)\b.*$",
-    re.M,
-)
-ERROR_MARK = re.compile(r"(?:error|fatal)(?:\[\w+\])?:|npm ERR!", re.I)
-# A tool's own error reply: Claude Code ``<tool_use_error>``, a reply opening with ``Error:``.
-ERROR_REPLY = re.compile(
-    r"^\s*(?:<tool_use_error>|(?:error|fatal|failed|failure)(?:\[\w+\])?\s*[:!])|"
-    r"^[^\n]*\byour proposed edit has introduced\b",
-    re.I,
-)
-TRACEBACK = re.compile(
-    r"^Traceback \(most recent call last\):|^panic: |^thread '.*' panicked", re.M
+ERROR = _compiled(
+    {
+        "exception": (
+            r"\b(?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Failure|Exit|Interrupt|NotFound))"
+            r":[ \t]*\S",
+            0,
+        ),
+        "failed_line": (r"^\s*(?:FAILED|ERROR)\s+\S.*$|^\s*--- FAIL: \S.*$", re.M),
+        "line": (
+            r"^\s*(?:error|fatal|Error|ERROR|FATAL)(?:\[\w+\])?:\s*\S.*$|^npm ERR! \S.*$|"
+            r"^.*\b(?:No such file or directory|command not found|Permission denied|"
+            r"Segmentation fault)\b.*$",
+            re.M,
+        ),
+        "mark": r"(?:error|fatal)(?:\[\w+\])?:|npm ERR!",
+        # A tool's own error reply: Claude Code ``<tool_use_error>``, a reply opening with
+        # ``Error:``.
+        "reply": (
+            r"^\s*(?:<tool_use_error>|(?:error|fatal|failed|failure)(?:\[\w+\])?\s*[:!])|"
+            r"^[^\n]*\byour proposed edit has introduced\b"
+        ),
+        "traceback": (
+            r"^Traceback \(most recent call last\):|^panic: |^thread '.*' panicked",
+            re.M,
+        ),
+    }
 )

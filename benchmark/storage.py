@@ -23,6 +23,9 @@ DEFAULT_DIR = ".cache/benchmark"  # the default ``cache.dir`` of conf/config.yam
 # ``<sha256>.json``, and ``.<16 hex>.<random>.tmp`` while a write is in flight (left
 # behind only if that process died mid-write).
 ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json|\.[0-9a-f]{16}\..+\.tmp")
+# The caches' folders under ``cache.dir``.
+PROBE_DIR = "probes"
+SESSION_DIR = "sessions"
 
 
 def entry_key(depends_on: dict[str, Any]) -> str:
@@ -41,8 +44,9 @@ class CacheConfig(BaseModel):
     )
 
 
-def entry_path(folder: Path, key: str) -> Path:
-    return Path(folder) / f"{key}.json"
+def entry_path(cache_dir: Path, folder: str, key: str) -> Path:
+    """Where entry ``key`` of cache ``folder`` (``PROBE_DIR``, ``SESSION_DIR``) lives."""
+    return Path(cache_dir) / folder / f"{key}.json"
 
 
 def entries(folder: Path) -> list[Path]:

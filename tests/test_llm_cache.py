@@ -16,8 +16,7 @@ import pytest
 from benchmark.cache import main as cache_main
 from benchmark.errors import UserError
 from benchmark.llm.cache import FILENAME, CacheCorruptError, ResponseCache, request_key
-from benchmark.probe.cache import cache_path
-from benchmark.transcript.generated import cache_path as session_path
+from benchmark.storage import PROBE_DIR, SESSION_DIR, entry_path
 
 MESSAGES = [
     {"role": "system", "content": "You grade answers."},
@@ -250,11 +249,11 @@ def _fill(folder: Path) -> tuple[Path, Path]:
             role = "judge" if i % 2 else "answerer"
             cache.put(f"k{i}", 0, REPLY, model="gpt-4.1-mini", role=role)
     for key in ("a" * 64, "b" * 64):
-        path = cache_path(folder, key)
+        path = entry_path(folder, PROBE_DIR, key)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{}", encoding="utf-8")
     for key in ("c" * 64, "d" * 64, "e" * 64):
-        path = session_path(folder, key)
+        path = entry_path(folder, SESSION_DIR, key)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{}", encoding="utf-8")
     mine, notes = folder / "probes" / "mine.json", folder / "notes.txt"

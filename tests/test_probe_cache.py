@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from benchmark.compaction import CompactionPoint
-from benchmark.probe.cache import cache_key, cache_path, load_or_generate
+from benchmark.probe.cache import cache_key, load_or_generate
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
+from benchmark.storage import PROBE_DIR, entry_path
 from benchmark.transcript.models import Message, Transcript
 
 MESSAGES = [
@@ -76,7 +77,7 @@ def test_miss_writes_and_hit_reads_the_file(tmp_path: Path):
     probes = load_or_generate(transcript, POINT, CONFIG, tmp_path)
     assert probes == generate_probes(transcript, POINT, CONFIG)
     assert {p.type for p in probes} == {"recall", "artifact", "continuation", "decision"}
-    path = cache_path(tmp_path, cache_key(transcript, POINT, CONFIG))
+    path = entry_path(tmp_path, PROBE_DIR, cache_key(transcript, POINT, CONFIG))
     assert path.is_file() and path.parent == tmp_path / "probes"
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temp files left
 
@@ -117,7 +118,7 @@ def test_hit_is_restamped_for_the_requesting_transcript(tmp_path: Path):
 )
 def test_corrupt_file_is_regenerated(tmp_path: Path, garbage: str):
     transcript = _transcript()
-    path = cache_path(tmp_path, cache_key(transcript, POINT, CONFIG))
+    path = entry_path(tmp_path, PROBE_DIR, cache_key(transcript, POINT, CONFIG))
     path.parent.mkdir(parents=True)
     path.write_text(garbage)
     probes = load_or_generate(transcript, POINT, CONFIG, tmp_path)

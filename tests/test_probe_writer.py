@@ -12,10 +12,11 @@ from openai_stub import message_text
 from benchmark.compaction import CompactionConfig, CompactionPoint, find_points
 from benchmark.config import validate
 from benchmark.llm import Endpoint, LLMError, UsageLedger
-from benchmark.probe.cache import cache_key, cache_path, load_or_generate, writer_cache_key
+from benchmark.probe.cache import cache_key, load_or_generate, writer_cache_key
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.writer import LLMProbeWriter, build_writer, check, write_probes
 from benchmark.probe.writer_prompts import CLIP_MARK, render_region
+from benchmark.storage import PROBE_DIR, entry_path
 from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.synthetic import generate
 
@@ -218,7 +219,7 @@ def test_cache_hit_makes_no_calls_and_the_key_follows_the_model(
     assert again == first and len(openai_stub.requests) == 1
     assert writer.dropped == 2  # the hit reports the stored count: reruns log the same figure
     key = writer_cache_key(transcript, POINT, CONFIG, writer)
-    stored = json.loads(cache_path(tmp_path, key).read_text())
+    stored = json.loads(entry_path(tmp_path, PROBE_DIR, key).read_text())
     assert stored["dropped"] == 1 and stored["writer"]["model"] == "gpt-4o"
     other = LLMProbeWriter(writer.endpoint.model_copy(update={"model": "gpt-4o-mini"}))
     assert writer_cache_key(transcript, POINT, CONFIG, other) != key

@@ -13,8 +13,8 @@ from benchmark import tokens
 from benchmark.compaction import find_points
 from benchmark.config import validate
 from benchmark.redaction import Redactor, redactor_for
-from benchmark.storage import entries
-from benchmark.transcript.generated import SESSION_DIR, cache_key, load_or_generate, session_seed
+from benchmark.storage import SESSION_DIR, entries
+from benchmark.transcript.generated import cache_key, load_or_generate, session_seed
 from benchmark.transcript.sources import load_transcripts
 
 SEED, TARGET = 5, 20_000

@@ -37,6 +37,10 @@ _TOKEN = re.compile(
     re.S,
 )
 _SEPARATORS = frozenset({"\n", "\r\n", ";", "&&", "||", "(", ")", "{", "}"})
+_PATH_PARAMS = frozenset({"path", "literalpath", "lp", "pspath", "filepath", "fullname"})
+_DEST_PARAMS = frozenset({"destination", "newname"})
+_VALUE_PARAMS = frozenset({"value", "inputobject"})
+# Parameters that take no value.
 _SWITCHES = frozenset(
     {
         "raw",
@@ -60,9 +64,6 @@ _SWITCHES = frozenset(
         "leaf",
     }
 )
-_PATH_PARAMS = frozenset({"path", "literalpath", "lp", "pspath", "filepath", "fullname"})
-_DEST_PARAMS = frozenset({"destination", "newname"})
-_VALUE_PARAMS = frozenset({"value", "inputobject"})
 _NOT_FILES = frozenset({"directory", "dir", "d", "symboliclink", "junction", "hardlink"})
 _DOTNET = re.compile(
     r"\[(?:System\.)?IO\.File\]::(?P<method>\w+)\(\s*(?P<q>['\"])(?P<path>[^'\"]+)(?P=q)", re.I

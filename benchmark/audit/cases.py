@@ -15,10 +15,11 @@ from benchmark import tokens
 from benchmark.abstention import is_abstention
 from benchmark.audit.answers import build_variants
 from benchmark.audit.config import AuditConfig
-from benchmark.audit.expected import CRITERIA, expected_bands, fabricated
+from benchmark.audit.expected import CRITERIA, expected_bands
 from benchmark.compaction import CompactionConfig, find_points, segments
 from benchmark.config import BenchmarkConfig
 from benchmark.errors import UserError
+from benchmark.judge.matching import fabricated
 from benchmark.probe.cache import load_or_generate
 from benchmark.probe.models import Probe
 from benchmark.probe.writer import LLMProbeWriter

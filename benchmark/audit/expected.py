@@ -25,10 +25,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from benchmark import identifiers
 from benchmark.probe.models import Fact, FactKind
 from benchmark.rubric.criteria import SCOPES
-from benchmark.transcript.models import Message
 
 Class = Literal["accuracy", "coverage", "verdict", "form", "constraints"]
 CLASSES: dict[str, Class] = {
@@ -183,12 +181,3 @@ def expected_bands(
             band = share_band(facts, stated, SCOPES.get(criterion, ()))
         out[criterion] = band
     return out
-
-
-def fabricated(
-    answer: str, question: str, context: Sequence[Message], facts: Sequence[Fact]
-) -> list[str]:
-    """Identifier tokens (paths, versions, pins, SHAs, ...) of the answer that occur in neither
-    the context, the gold facts nor the question: what the answer invents (for the record)."""
-    known = "\n".join([question, *(m.render() for m in context), *(f.text for f in facts)])
-    return sorted(t for t in identifiers.tokens(answer) if t not in known)

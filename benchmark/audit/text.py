@@ -71,19 +71,14 @@ def touches_any(facts: list[Fact], text: str) -> bool:
 
 # -- mutation: the same statement with its exact values changed -------------------------------
 
-_PATH = r"(?<![\w./-])(?:[\w.-]+/)*[\w-]*[A-Za-z][\w-]*\.[A-Za-z]{1,5}(?![\w/])"
-_DIR = r"(?<![\w./-])(?:[\w.-]+/)+[\w-]*[A-Za-z][\w-]*(?![\w./])"
-_VERSION = r"(?<![\w.])v?\d+(?:\.\d+)+"
-_NUMBER = r"(?<![\w.])\d+(?![\w])"
-_CODE = r"\b[A-Z]{1,3}\d{3,4}\b"
-_FLAG = r"(?<![\w-])--?[A-Za-z][\w-]*"
+# The kinds of exact value, in the order they are tried (a path before its version).
 _PATTERNS = (
-    ("path", _PATH),
-    ("dir", _DIR),
-    ("version", _VERSION),
-    ("code", _CODE),
-    ("number", _NUMBER),
-    ("flag", _FLAG),
+    ("path", r"(?<![\w./-])(?:[\w.-]+/)*[\w-]*[A-Za-z][\w-]*\.[A-Za-z]{1,5}(?![\w/])"),
+    ("dir", r"(?<![\w./-])(?:[\w.-]+/)+[\w-]*[A-Za-z][\w-]*(?![\w./])"),
+    ("version", r"(?<![\w.])v?\d+(?:\.\d+)+"),
+    ("code", r"\b[A-Z]{1,3}\d{3,4}\b"),
+    ("number", r"(?<![\w.])\d+(?![\w])"),
+    ("flag", r"(?<![\w-])--?[A-Za-z][\w-]*"),
 )
 VALUE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _PATTERNS))
 _LAST_WORD = re.compile(r"[A-Za-z]+(?=[^A-Za-z]*$)")

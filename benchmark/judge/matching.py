@@ -8,10 +8,13 @@ looks like.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 
+from benchmark import identifiers
 from benchmark.probe.models import Fact, FactKind
 from benchmark.terms import content_terms, identifier_terms, normalize, unescape, words
+from benchmark.transcript.models import Message
 
 EXACT_KINDS: frozenset[FactKind] = frozenset({"identifier", "created", "modified", "read"})
 PHRASE_KINDS: frozenset[FactKind] = frozenset(
@@ -119,3 +122,13 @@ def fact_matches(fact: Fact, answer: str | Haystack, term_ratio: float = 0.8) ->
     if fact.kind in EXACT_KINDS:
         return exact_match(fact.text, answer)
     return phrase_match(fact.text, answer, term_ratio)
+
+
+def fabricated(
+    answer: str, question: str, context: Sequence[Message], facts: Sequence[Fact]
+) -> list[str]:
+    """Identifier tokens (paths, versions, pins, SHAs, ...) of the answer that occur in neither
+    the context, the gold facts nor the question: what the answer invents. The reference
+    judge deducts them; the judge audit records them."""
+    known = "\n".join([question, *(m.render() for m in context), *(f.text for f in facts)])
+    return sorted(t for t in identifiers.tokens(answer) if t not in known)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from benchmark import identifiers, tokens
+from benchmark import tokens
 from benchmark.abstention import is_abstention
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
-from benchmark.judge.matching import EXACT_KINDS, fact_matches
+from benchmark.judge.matching import EXACT_KINDS, fabricated, fact_matches
 from benchmark.probe.models import Fact, FactKind
 from benchmark.rubric.criteria import SCOPES
 
@@ -169,9 +169,10 @@ class ReferenceJudge:
         facts = _Facts(
             tuple((f, not empty and fact_matches(f, answer, self.term_ratio)) for f in gold)
         )
-        fabricated = [] if empty else _fabricated(request)
+        context = request.compacted_context
+        invented = [] if empty else fabricated(answer, request.probe_question, context, gold)
         results = [
-            self._score(name, facts, request.scale_max, answer, empty, fabricated)
+            self._score(name, facts, request.scale_max, answer, empty, invented)
             for name in request.rubric_criteria
         ]
         return Judgment(results=results)
@@ -241,15 +242,3 @@ _SUBSETS: dict[str, tuple[FactKind, ...]] = {
     "accuracy_technical": tuple(sorted(EXACT_KINDS)),
     "continuity_work_state": ("pending", "detail", "identifier"),
 }
-
-
-def _fabricated(request: JudgeRequest) -> list[str]:
-    """Identifier tokens of the answer found in neither context, gold nor question."""
-    known = "\n".join(
-        [
-            request.probe_question,
-            *(m.render() for m in request.compacted_context),
-            *(f.text for f in request.ground_truth.facts),
-        ]
-    )
-    return sorted(t for t in identifiers.tokens(request.model_response) if t not in known)

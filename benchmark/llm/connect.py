@@ -1,11 +1,12 @@
 """Connecting an LLM-backed stage (judge, answerer, summarizer, probe writer, native
 compaction) to its endpoint: the validated endpoint, the usage ledger and a client;
-:class:`LLMStage`, what each of those stages holds."""
+:class:`LLMStage`, what each of those stages holds, and :class:`RegionStage`, the one
+constructor of the stages sent a compacted region."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from benchmark.llm.cache import ResponseCache
 from benchmark.llm.client import LLMClient
@@ -74,3 +75,30 @@ class LLMStage:
     def close(self) -> None:
         """Release the client's connections."""
         self.client.close()
+
+
+class RegionStage(LLMStage):
+    """An LLM stage sent a compacted region (summarizer, probe writer), at most
+    ``max_region_tokens`` of it: ``REGION_TOKENS`` unless configured (None = that default).
+
+    A subclass names its ``ROLE`` and default, and sets up any state of its own in
+    :meth:`_start`, so every such stage takes the same constructor arguments.
+    """
+
+    ROLE: ClassVar[str]
+    REGION_TOKENS: ClassVar[int]
+
+    def __init__(
+        self,
+        endpoint: Endpoint | Mapping[str, Any],
+        ledger: UsageLedger | None = None,
+        max_region_tokens: int | None = None,
+        cache: ResponseCache | None = None,
+    ) -> None:
+        budget = self.REGION_TOKENS if max_region_tokens is None else max_region_tokens
+        self.max_region_tokens = token_budget("max_region_tokens", budget)
+        super().__init__(endpoint, self.ROLE, ledger, cache)
+        self._start()
+
+    def _start(self) -> None:
+        """The subclass's own per-instance state, set up once connected (none here)."""

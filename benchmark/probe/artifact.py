@@ -10,7 +10,7 @@ from typing import Literal
 from benchmark import identifiers
 from benchmark.activity.files import PathKeys, is_generated
 from benchmark.activity.operations import FileOp
-from benchmark.probe.candidate import Candidate, View
+from benchmark.probe.candidate import Candidate, View, listing
 from benchmark.probe.models import Evidence, Fact
 from benchmark.probe.text import fact_kind
 
@@ -127,12 +127,12 @@ def _read_only(view: View, records: list[FileRecord]) -> Iterator[Candidate]:
             evidence.append(ev)
     if not facts:
         return
-    yield Candidate(
-        type="artifact",
-        question="Which files did we open or read to examine them, without changing them?",
-        answer="Read without changes: " + ", ".join(f"`{f.text}`" for f in facts) + ".",
-        facts=tuple(facts),
-        evidence=tuple(evidence),
+    yield listing(
+        "artifact",
+        "Which files did we open or read to examine them, without changing them?",
+        "Read without changes: ",
+        facts,
+        evidence,
         anchor=sorted(e.message_index for e in evidence)[len(evidence) // 2],
     )
 
@@ -166,16 +166,13 @@ def _changes(view: View, rec: FileRecord) -> Iterator[Candidate]:
     if not facts:
         return
     verb = "put in the new file" if rec.status == "created" else "change in"
-    what = ", ".join(f"`{f.text}`" for f in facts)
-    yield Candidate(
-        type="artifact",
-        question=f"What did we {verb} `{path}`?",
-        answer=f"In `{path}` we "
-        + ("wrote " if rec.status == "created" else "changed ")
-        + what
-        + ".",
-        facts=tuple(facts),
-        evidence=tuple(evidence),
+    done = "wrote" if rec.status == "created" else "changed"
+    yield listing(
+        "artifact",
+        f"What did we {verb} `{path}`?",
+        f"In `{path}` we {done} ",
+        facts,
+        evidence,
         anchor=evidence[0].message_index,
     )
 

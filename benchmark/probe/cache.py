@@ -28,12 +28,11 @@ from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import EXTRACTOR_VERSION, generate_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.writer import LLMProbeWriter, write_probes
-from benchmark.storage import entry_key, entry_path, write_atomic
+from benchmark.storage import PROBE_DIR, entry_key, entry_path, write_atomic
 from benchmark.transcript.models import Transcript
 
 log = logging.getLogger(__name__)
 _PROBES = TypeAdapter(list[Probe])
-PROBE_DIR = "probes"  # under cache.dir
 
 
 def cache_key(transcript: Transcript, point: CompactionPoint, config: ProbeConfig) -> str:
@@ -64,10 +63,6 @@ def writer_cache_key(
     )
 
 
-def cache_path(cache_dir: Path, key: str) -> Path:
-    return entry_path(Path(cache_dir) / PROBE_DIR, key)
-
-
 def load_or_generate(
     transcript: Transcript,
     point: CompactionPoint,
@@ -87,7 +82,7 @@ def load_or_generate(
     if cache_dir is None:
         return generate_probes(transcript, point, config)
     key = cache_key(transcript, point, config)
-    path = cache_path(cache_dir, key)
+    path = entry_path(cache_dir, PROBE_DIR, key)
     cached = _read(path, key)
     if cached is not None:
         return [_restamp(p, transcript, point) for p in cached]
@@ -106,7 +101,7 @@ def _load_or_write(
     if cache_dir is None:
         return write_probes(transcript, point, config, writer)[0]
     key = writer_cache_key(transcript, point, config, writer)
-    path = cache_path(cache_dir, key)
+    path = entry_path(cache_dir, PROBE_DIR, key)
     entry = _entry(path, key)
     cached = _probes(entry)
     dropped = entry.get("dropped") if entry else None

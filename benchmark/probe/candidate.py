@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -26,6 +27,22 @@ class Candidate:
     evidence: tuple[Evidence, ...]
     anchor: int
     priority: bool = False
+
+
+def listing(
+    type: ProbeType,
+    question: str,
+    lead: str,
+    facts: Iterable[Fact],
+    evidence: Iterable[Evidence],
+    anchor: int,
+    sep: str = ", ",
+) -> Candidate:
+    """A candidate whose answer is ``lead`` and its facts, each backticked, joined by ``sep``:
+    the one wording of an answer that lists what was found."""
+    facts = tuple(facts)
+    answer = lead + sep.join(f"`{f.text}`" for f in facts) + "."
+    return Candidate(type, question, answer, facts, tuple(evidence), anchor)
 
 
 @dataclass

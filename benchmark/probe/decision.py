@@ -63,19 +63,19 @@ def _parse(
 ) -> tuple[str, str, tuple[str, ...]] | None:
     """(choice, rationale, alternatives) of a decision sentence; ``None`` when it states
     none: no cue, a choice without content, or neither a whole rationale nor an alternative."""
-    cue = cues.DECISION_CUE.search(sentence)
+    cue = cues.DECISION["cue"].search(sentence)
     if cue is None:
         return None
     rest = sentence[cue.end() :]
-    why = cues.RATIONALE.search(rest)
+    why = cues.DECISION["rationale"].search(rest)
     first_why = why.start() if why else len(rest)
     # Before the rationale, "rather than"/"instead of"/"over" introduce alternatives; inside
     # it they are part of the reason ("... is expected rather than exceptional"), and only
     # an explicit "rejected"/"considered" starts a new alternative.
     alts = [
         m
-        for m in cues.ALTERNATIVE.finditer(rest)
-        if m.start() < first_why or cues.REJECTED.search(m.group(0))
+        for m in cues.DECISION["alternative"].finditer(rest)
+        if m.start() < first_why or cues.DECISION["rejected"].search(m.group(0))
     ]
     choice = _clause(rest[: min([first_why] + [m.start() for m in alts])])
     alternatives: list[str] = []
@@ -89,11 +89,11 @@ def _parse(
         stop = min([m.start() for m in alts if m.start() > first_why] + [len(rest)])
         rationale = _reason(_DANGLING_JOIN.sub("", rest[why.end() : stop]), content)
     if not rationale:
-        nxt = cues.NEXT_RATIONALE.match(after)
+        nxt = cues.DECISION["next_rationale"].match(after)
         if nxt:
             rationale = _reason(nxt.group(1), content)
     for context in (sentence[: cue.start()], before, after):
-        considered = cues.CONSIDERED.search(context)
+        considered = cues.DECISION["considered"].search(context)
         if considered:
             alternatives.extend(_options(_clause(considered.group(1))))
     alternatives = [a for a in dict.fromkeys(alternatives) if normalize(a) != normalize(choice)]
@@ -229,18 +229,18 @@ def fixes(view: View, skip: set[str]) -> list[Fix]:
 
 def _fix_in(said: list[str], skip: set[str], content: str) -> tuple[str, str, str, str, str] | None:
     for n, sentence in enumerate(said):
-        cue = cues.FIX.search(sentence)
+        cue = cues.FIX["change"].search(sentence)
         if cue is None or sentence in skip or _RETRY.search(sentence):
             continue
         rest = cue.group("choice") or cue.group("gerund")
         why = ""
-        because = cues.BECAUSE.search(rest)
+        because = cues.FIX["because"].search(rest)
         if because:
             rest, why = rest[: because.start()], _reason(rest[because.end() :], content)
-        end = cues.PURPOSE.search(rest)
+        end = cues.FIX["purpose"].search(rest)
         choice = _clause(rest[: end.start()] if end else rest)
         alternative = ""
-        instead = cues.INSTEAD.search(choice)
+        instead = cues.FIX["instead"].search(choice)
         if instead:
             choice, alternative = (
                 _clause(choice[: instead.start()]),
@@ -249,7 +249,7 @@ def _fix_in(said: list[str], skip: set[str], content: str) -> tuple[str, str, st
         purpose = ""
         if end and end.group(0).lower().lstrip().startswith("to "):
             purpose = _clause(rest[end.start() :].strip()[3:])
-        lead = cues.LEAD_BECAUSE.match(sentence[: cue.start()].strip())
+        lead = cues.FIX["lead_because"].match(sentence[: cue.start()].strip())
         if not why and lead:
             why = _reason(lead.group("why"), content)
         for before in reversed(said[max(0, n - LOOK_BACK) : n]) if not why else ():
@@ -263,15 +263,15 @@ def _fix_in(said: list[str], skip: set[str], content: str) -> tuple[str, str, st
 
 def _diagnosis(sentence: str, content: str) -> str:
     """What a sentence says is wrong: the cause after "due to"/"where", or the sentence itself."""
-    if sentence.endswith("?") or cues.FIX.search(sentence):
+    if sentence.endswith("?") or cues.FIX["change"].search(sentence):
         return ""
-    strong = cues.CAUSE.search(sentence)
+    strong = cues.FIX["cause"].search(sentence)
     if strong:
         return _reason(sentence[strong.end() :], content)
     where = _WHERE.search(sentence)
-    if where and cues.FAULT.search(sentence[where.end() :]):
+    if where and cues.FIX["fault"].search(sentence[where.end() :]):
         return _reason(sentence[where.end() :], content)
-    if cues.FAULT.search(sentence):
+    if cues.FIX["fault"].search(sentence):
         lead = _LEAD.match(sentence)
         return _reason(sentence[lead.end() :] if lead else sentence, content)
     return ""

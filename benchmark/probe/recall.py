@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from benchmark.activity.actions import Action
 from benchmark.activity.operations import is_inspection, paths_of
-from benchmark.probe.candidate import Candidate, View
+from benchmark.probe.candidate import Candidate, View, listing
 from benchmark.probe.models import Fact
 from benchmark.probe.pins import pins
 from benchmark.probe.runs import (
@@ -154,13 +154,14 @@ def _reported(view: View) -> Iterator[Candidate]:
             break
     if not facts:
         return
-    yield Candidate(
-        type="recall",
-        question="What exact error message did the user report to us in their request?",
-        answer="The user reported " + ", then ".join(f"`{f.text}`" for f in facts) + ".",
-        facts=tuple(facts),
-        evidence=tuple(evidence),
+    yield listing(
+        "recall",
+        "What exact error message did the user report to us in their request?",
+        "The user reported ",
+        facts,
+        evidence,
         anchor=evidence[0].message_index,
+        sep=", then ",
     )
 
 
@@ -208,13 +209,14 @@ def _outputs(view: View) -> Iterator[Candidate]:
                 evidence.append(ev)
         if not facts:
             continue
-        yield Candidate(
-            type="recall",
-            question=f"After we changed `{path}`, what did running `{cue}` print?",
-            answer=f"`{cue}` printed " + " / ".join(f"`{f.text}`" for f in facts) + ".",
-            facts=tuple(facts),
-            evidence=tuple(e for e in evidence if e is not None),
+        yield listing(
+            "recall",
+            f"After we changed `{path}`, what did running `{cue}` print?",
+            f"`{cue}` printed ",
+            facts,
+            (e for e in evidence if e is not None),
             anchor=action.result_index or action.index,
+            sep=" / ",
         )
 
 
@@ -276,6 +278,12 @@ def _stated(view: View) -> Iterator[Candidate]:
 
 
 def _stated_in(view: View, index: int, sentence: str, last_failure: str) -> Iterator[Candidate]:
+    for question, fact, answer in _statements(sentence, last_failure):
+        yield _cause(view, index, question, fact, answer)
+
+
+def _statements(sentence: str, last_failure: str) -> Iterator[tuple[str, str, str]]:
+    """(question, fact, answer) of each value set, cause or root cause the sentence states."""
     for match in _SET_TO.finditer(sentence):
         key, value = unquote(match.group(1)), unquote(match.group(2))
         if key.lower() in _PRONOUNS or not value or key.lower().split()[0] in _PRONOUNS:
@@ -284,23 +292,15 @@ def _stated_in(view: View, index: int, sentence: str, last_failure: str) -> Iter
         if not value:
             continue
         cue = f"`{key}`" if match.group(1).startswith("`") or " " not in key else f"the {key}"
-        yield _cause(
-            view, index, f"What value did we set {cue} to?", value, f"We set {cue} to `{value}`."
-        )
+        yield f"What value did we set {cue} to?", value, f"We set {cue} to `{value}`."
     due = _DUE_TO.match(sentence)
     if due:
         subject = due.group("subject").strip()
         first = subject.split()[0].lower()
         if first not in _PRONOUNS and first not in ("and", "but", "so"):
             subject = subject[0].lower() + subject[1:] if subject.startswith("The ") else subject
-            cause = trim(clip(due.group("cause")))
-            yield _cause(
-                view,
-                index,
-                f"What was {subject} {due.group('verb')}?",
-                cause,
-                f"It was {due.group('verb')} {cause}.",
-            )
+            verb, cause = due.group("verb"), trim(clip(due.group("cause")))
+            yield f"What was {subject} {verb}?", cause, f"It was {verb} {cause}."
     root = _ROOT.search(sentence)
     if root:
         topic = root.group("topic")
@@ -311,13 +311,7 @@ def _stated_in(view: View, index: int, sentence: str, last_failure: str) -> Iter
         else:
             about = " of the problem we were debugging"
         cause = trim(clip(root.group("cause")))
-        yield _cause(
-            view,
-            index,
-            f"What did we identify as the root cause{about}?",
-            cause,
-            f"The root cause: {cause}.",
-        )
+        yield f"What did we identify as the root cause{about}?", cause, f"The root cause: {cause}."
 
 
 def _cause(view: View, index: int, question: str, fact: str, answer: str) -> Candidate:

@@ -85,12 +85,12 @@ def error_lines(output: str) -> list[ErrorLine]:
     to the lines that say what the issue is (``_whole``).
     """
     found: list[tuple[int, ErrorLine]] = []
-    for match in cues.FAILED_LINE.finditer(output):
+    for match in cues.ERROR["failed_line"].finditer(output):
         found.append((match.start(), ErrorLine("failed", _whole(output, match.start()))))
-    for match in cues.ERROR_LINE.finditer(output):
+    for match in cues.ERROR["line"].finditer(output):
         found.append((match.start(), ErrorLine("error", _whole(output, match.start()))))
     for line_start, line in _lines(output):
-        match = cues.EXCEPTION.search(line)
+        match = cues.ERROR["exception"].search(line)
         if match and not _NOT_REPORT.search(line[: match.start()]):
             text = _whole(output, line_start + match.start())
             found.append((line_start + match.start(), ErrorLine("exception", text, match.group(1))))
@@ -165,14 +165,14 @@ def call_error(action: Action) -> ErrorLine | None:
     if status == 0:
         return None
     err = main_error(output)
-    if cues.ERROR_REPLY.match(output):  # the tool's own error reply, quoted from its first line
+    if cues.ERROR["reply"].match(output):  # the tool's own error reply, quoted from its first line
         start = len(output) - len(output.lstrip())
         return err or ErrorLine("error", _whole(output, start))
     if err is None or status is not None:
         return err
     if action.command is None:
         return None
-    if err.kind == "exception" and cues.TRACEBACK.search(output):
+    if err.kind == "exception" and cues.ERROR["traceback"].search(output):
         return err
     if err.kind in ("failed", "exception") and TEST_COMMAND.search(action.command):
         return err  # a test runner prints failures and collection errors only when they happen
@@ -191,7 +191,7 @@ def reported_error(text: str) -> str | None:
     errors = [
         e
         for e in error_lines(text)
-        if e.kind in ("exception", "failed") or cues.ERROR_MARK.match(e.text)
+        if e.kind in ("exception", "failed") or cues.ERROR["mark"].match(e.text)
     ]
     err = next((e for e in reversed(errors) if e.kind == "exception"), None) or next(
         iter(errors), None

@@ -12,17 +12,17 @@ model's output was unusable.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from benchmark.compaction import CompactionPoint
 from benchmark.errors import UserError
 from benchmark.instantiate import instantiate_target
-from benchmark.llm import Endpoint, UsageLedger
+from benchmark.llm import UsageLedger
 from benchmark.llm.budget import chat_tokens
 from benchmark.llm.cache import ResponseCache
-from benchmark.llm.connect import LLMStage, token_budget
+from benchmark.llm.connect import RegionStage
 from benchmark.llm.json_reply import extract_json
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.config import WRITERS, ProbeConfig
@@ -37,7 +37,6 @@ from benchmark.probe.writer_prompts import (
 )
 from benchmark.transcript.models import Message, Transcript
 
-ROLE = "probe_writer"
 # A message shown to the writer under a tight window gets at least this many tokens.
 _MIN_SHOWN_TOKENS = 64
 _FACT_KINDS: frozenset[str] = frozenset(get_args(FactKind))
@@ -175,22 +174,17 @@ def _fact(raw: Any) -> Fact | None:
     return Fact(kind=kind if kind in _FACT_KINDS else "detail", text=text)
 
 
-class LLMProbeWriter(LLMStage):
+class LLMProbeWriter(RegionStage):
     """Writes probes about one region with an LLM, one call for all requested types.
 
     ``dropped`` is the running total of dropped probes over every ``write`` (and
     every cache hit the cache reports back), for the pipeline to log.
     """
 
-    def __init__(
-        self,
-        endpoint: Endpoint | Mapping[str, Any],
-        ledger: UsageLedger | None = None,
-        max_region_tokens: int = 60000,
-        cache: ResponseCache | None = None,
-    ) -> None:
-        self.max_region_tokens = token_budget("max_region_tokens", max_region_tokens)
-        super().__init__(endpoint, ROLE, ledger, cache)
+    ROLE = "probe_writer"
+    REGION_TOKENS = 60000
+
+    def _start(self) -> None:
         self.dropped = 0
         self.records: list[dict[str, Any]] = []
         self._lock = threading.Lock()

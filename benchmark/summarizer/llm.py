@@ -10,19 +10,15 @@ that fails after its retries raises, and the pipeline fails that point alone
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from benchmark import tokens
-from benchmark.llm import Endpoint, EndpointUnreachable, LLMError, UsageLedger
-from benchmark.llm.cache import ResponseCache
-from benchmark.llm.connect import LLMStage, token_budget
+from benchmark.llm import EndpointUnreachable, LLMError
+from benchmark.llm.connect import RegionStage
 from benchmark.llm.prompting import render_context
 from benchmark.summarizer.base import SummaryRequest
 from benchmark.summarizer.prompts import check_reply, messages
 
 
-class LLMSummarizer(LLMStage):
+class LLMSummarizer(RegionStage):
     """Sectioned summaries from an LLM; a missing key fails at construction.
 
     ``max_region_tokens`` and the endpoint's ``context_window`` bound the
@@ -33,16 +29,8 @@ class LLMSummarizer(LLMStage):
     budget holds whatever the model does.
     """
 
-    def __init__(
-        self,
-        endpoint: Endpoint | Mapping[str, Any],
-        ledger: UsageLedger | None = None,
-        max_region_tokens: int = 100_000,
-        cache: ResponseCache | None = None,
-    ) -> None:
-        token_budget("max_region_tokens", max_region_tokens)
-        super().__init__(endpoint, "summarizer", ledger, cache)
-        self.max_region_tokens = max_region_tokens
+    ROLE = "summarizer"
+    REGION_TOKENS = 100_000
 
     def messages(self, request: SummaryRequest) -> list[dict[str, str]]:
         """The exact chat messages sent for ``request``: as much of the region (newest

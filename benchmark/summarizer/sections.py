@@ -145,7 +145,7 @@ def decisions(region: Region) -> list[str]:
         clip(s, MAX_SENTENCE_CHARS)
         for content in region.assistant_prose()
         for s in sentences(content)
-        if cues.DECISION_MENTION.search(s) and cues.RATIONALE_MENTION.search(s)
+        if cues.DECISION["mention"].search(s) and cues.DECISION["rationale_mention"].search(s)
     ]
 
 

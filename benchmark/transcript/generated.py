@@ -24,11 +24,10 @@ from pydantic import BaseModel
 
 from benchmark import tokens
 from benchmark.redaction import Redactor
-from benchmark.storage import entry_key, entry_path, source_digest, write_atomic
+from benchmark.storage import SESSION_DIR, entry_key, entry_path, source_digest, write_atomic
 from benchmark.transcript.models import Transcript
 
 log = logging.getLogger(__name__)
-SESSION_DIR = "sessions"  # under cache.dir
 _GENERATOR = Path(__file__).parent / "synthetic"
 
 
@@ -61,10 +60,6 @@ def cache_key(seed: int, target_tokens: int, redactor: Redactor) -> str:
     )
 
 
-def cache_path(cache_dir: Path, key: str) -> Path:
-    return entry_path(Path(cache_dir) / SESSION_DIR, key)
-
-
 def load_or_generate(
     seed: int,
     target_tokens: int,
@@ -76,7 +71,7 @@ def load_or_generate(
     redaction counts; read from ``cache_dir`` when stored there, else made (and stored)."""
     key = cache_key(seed, target_tokens, redactor) if cache_dir is not None else ""
     if cache_dir is not None:
-        entry = _read(cache_path(cache_dir, key), key)
+        entry = _read(entry_path(cache_dir, SESSION_DIR, key), key)
         if entry is not None:
             return _transcript(entry, transcript_id), entry.redactions
     from benchmark.transcript.synthetic import generate  # imported only on a miss
@@ -92,7 +87,7 @@ def load_or_generate(
         )
         body = entry.model_dump_json(exclude_none=True)
         header = json.dumps({"key": key, "sha256": hashlib.sha256(body.encode()).hexdigest()})
-        write_atomic(cache_path(cache_dir, key), f"{header}\n{body}")
+        write_atomic(entry_path(cache_dir, SESSION_DIR, key), f"{header}\n{body}")
     return transcript, redactions
 
 
