@@ -18,7 +18,7 @@ from benchmark.errors import UserError
 from benchmark.instantiate import ComponentConfig, instantiate_target
 from benchmark.judge.base import Judge
 from benchmark.llm import UsageLedger
-from benchmark.llm.cache import ResponseCache
+from benchmark.llm.reply_cache import ResponseCache
 from benchmark.policy.base import Policy
 from benchmark.probe.writer import LLMProbeWriter, build_writer
 

@@ -20,10 +20,10 @@ from benchmark.judge.measured import not_measured
 from benchmark.llm import close_all
 from benchmark.llm.loop import cancel_all
 from benchmark.parts import Parts, build_parts
-from benchmark.probe.cache import load_or_generate
 from benchmark.probe.extract import why_no_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.repeats import FirstAsked
+from benchmark.probe.set_cache import load_or_generate
 from benchmark.progress import JobProgress
 from benchmark.redaction import redactor_for
 from benchmark.results import JobResult, PointResult

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from benchmark.llm.cache import ResponseCache, request_key
+from benchmark.llm.reply_cache import ResponseCache, request_key
 
 
 def _keys(n: int, tag: str) -> list[str]:

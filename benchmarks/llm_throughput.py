@@ -23,8 +23,8 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmark.llm import Endpoint, LLMClient, UsageLedger, close_all
-from benchmark.llm.cache import ResponseCache
 from benchmark.llm.loop import run
+from benchmark.llm.reply_cache import ResponseCache
 from benchmark.probe.models import Probe
 from benchmark.stub import serve_in_subprocess
 
@@ -181,8 +181,8 @@ def pipeline(base_url: str, latency: float, probes: int, in_flight: int = 64) ->
     from benchmark.evaluation import aevaluate
     from benchmark.judge.llm import LLMJudge
     from benchmark.policy import Truncate
-    from benchmark.probe.cache import load_or_generate
     from benchmark.probe.config import ProbeConfig
+    from benchmark.probe.set_cache import load_or_generate
     from benchmark.rubric import Rubric
     from benchmark.scheduling import compact
     from benchmark.transcript.synthetic import generate

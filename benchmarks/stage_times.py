@@ -31,8 +31,8 @@ from benchmark.policy import (
     ToolResultClearing,
     Truncate,
 )
-from benchmark.probe.cache import load_or_generate as load_probes
 from benchmark.probe.config import ProbeConfig
+from benchmark.probe.set_cache import load_or_generate as load_probes
 from benchmark.redaction import build_redactor
 from benchmark.rubric import Rubric
 from benchmark.scheduling import compact

@@ -82,7 +82,7 @@ def run_point(config, transcript, point, policy, answerer, judge):
     one point, with stages a test can wrap (spies, broken answerers)."""
     from benchmark.evaluation import evaluate
     from benchmark.judge.measured import not_measured
-    from benchmark.probe.cache import load_or_generate
+    from benchmark.probe.set_cache import load_or_generate
     from benchmark.scheduling import compact_point, point_result
 
     probes = load_or_generate(transcript, point, config.probe, config.cache_path)

@@ -34,7 +34,7 @@ from benchmark.config import validate
 from benchmark.errors import UserError
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.judge.matching import fact_matches
-from benchmark.llm.cache import ResponseCache
+from benchmark.llm.reply_cache import ResponseCache
 from benchmark.probe.models import Evidence, Fact, Gold, Probe
 from benchmark.stub.scripted import request_data
 

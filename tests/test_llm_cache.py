@@ -15,7 +15,7 @@ import pytest
 
 from benchmark.cache import main as cache_main
 from benchmark.errors import UserError
-from benchmark.llm.cache import FILENAME, CacheCorruptError, ResponseCache, request_key
+from benchmark.llm.reply_cache import FILENAME, CacheCorruptError, ResponseCache, request_key
 from benchmark.storage import PROBE_DIR, SESSION_DIR, entry_path
 
 MESSAGES = [
@@ -34,7 +34,7 @@ import benchmark
 llm = types.ModuleType("benchmark.llm")
 llm.__path__ = [str(Path(benchmark.__file__).parent / "llm")]
 sys.modules["benchmark.llm"] = llm
-from benchmark.llm.cache import ResponseCache
+from benchmark.llm.reply_cache import ResponseCache
 """
 WRITER = (
     PRELUDE

@@ -89,7 +89,7 @@ def test_a_model_the_server_does_not_list_fails_naming_it(openai_stub):
 def test_a_listed_model_passes_and_is_not_the_jobs_call(openai_stub, tmp_path):
     openai_stub.models = ["m", "llama3:latest"]
     ledger = UsageLedger()
-    from benchmark.llm.cache import ResponseCache
+    from benchmark.llm.reply_cache import ResponseCache
 
     cache = ResponseCache(tmp_path / "cache")
     clients = [

@@ -17,7 +17,7 @@ from benchmark.answerer.base import AnswerRequest
 from benchmark.answerer.llm import LLMAnswerer
 from benchmark.config import validate
 from benchmark.llm import Completion, Endpoint, LLMClient, LLMError, UsageLedger
-from benchmark.llm.cache import ResponseCache
+from benchmark.llm.reply_cache import ResponseCache
 from benchmark.llm.structured import Repair
 from benchmark.pipeline import run_job
 from benchmark.stub.chat import Cut

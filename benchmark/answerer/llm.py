@@ -23,11 +23,11 @@ from benchmark import tokens
 from benchmark.answerer.base import Answer, AnswerRequest
 from benchmark.answerer.prompts import ANSWERER_ITEMS_SYSTEM, answerer_messages, question_text
 from benchmark.llm import Endpoint, LLMError, UsageLedger
-from benchmark.llm.cache import ResponseCache
 from benchmark.llm.connect import LLMStage, token_budget
 from benchmark.llm.loop import run
 from benchmark.llm.native import NativeClient
 from benchmark.llm.prompting import has_encrypted, render_context
+from benchmark.llm.reply_cache import ResponseCache
 from benchmark.transcript.models import Message
 
 

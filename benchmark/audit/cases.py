@@ -20,8 +20,8 @@ from benchmark.compaction import CompactionConfig, find_points, segments
 from benchmark.config import BenchmarkConfig
 from benchmark.errors import UserError
 from benchmark.judge.matching import fabricated
-from benchmark.probe.cache import load_or_generate
 from benchmark.probe.models import Probe
+from benchmark.probe.set_cache import load_or_generate
 from benchmark.probe.writer import LLMProbeWriter
 from benchmark.redaction import redactor_for
 from benchmark.transcript.config import SyntheticTranscripts

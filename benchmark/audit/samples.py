@@ -22,7 +22,7 @@ from benchmark.config import BenchmarkConfig
 from benchmark.config_rules import check_judge_criteria
 from benchmark.judge.base import Judge
 from benchmark.llm import UsageLedger
-from benchmark.llm.cache import CacheMode, ResponseCache
+from benchmark.llm.reply_cache import CacheMode, ResponseCache
 from benchmark.parts import build
 
 

@@ -21,11 +21,11 @@ from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.judge.prompts import CRITERIA as CRITERION_TEXTS
 from benchmark.judge.prompts import rubric_messages, verdict_messages
 from benchmark.llm import Endpoint, LLMError, UsageLedger
-from benchmark.llm.cache import ResponseCache
 from benchmark.llm.connect import LLMStage, token_budget
 from benchmark.llm.json_reply import extract_json, strict_object
 from benchmark.llm.loop import run
 from benchmark.llm.prompting import render_context
+from benchmark.llm.reply_cache import ResponseCache
 
 JudgeMode = Literal["rubric", "2_1_0"]
 VERDICT_CRITERION = "recall_correctness"

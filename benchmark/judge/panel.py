@@ -36,8 +36,8 @@ from benchmark.instantiate import instantiate_target
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment, MemberScores
 from benchmark.judge.config import Combine, JudgeConfig
 from benchmark.llm import UsageLedger
-from benchmark.llm.cache import ResponseCache
 from benchmark.llm.loop import run
+from benchmark.llm.reply_cache import ResponseCache
 
 COMBINE_RULES: tuple[str, ...] = ("mean", "median", "majority")
 # Member names end up in metric names (judge/kappa/<a>/<b>): MLflow's characters only.

@@ -26,7 +26,6 @@ from typing import Any, TypeVar
 
 import openai
 
-from benchmark.llm.cache import ResponseCache, request_key
 from benchmark.llm.completion import Completion
 from benchmark.llm.endpoint import Endpoint, normalise_base_url
 from benchmark.llm.http import ChatTransport
@@ -39,6 +38,7 @@ from benchmark.llm.reach import (
     reach_of,
     shown_url,
 )
+from benchmark.llm.reply_cache import ResponseCache, request_key
 from benchmark.llm.retry import (
     InvalidReply,
     MalformedReply,

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
-from benchmark.llm.cache import ResponseCache
 from benchmark.llm.client import LLMClient
 from benchmark.llm.endpoint import Endpoint
+from benchmark.llm.reply_cache import ResponseCache
 from benchmark.llm.usage import UsageLedger
 from benchmark.llm.window import Window
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from benchmark.compaction import Segments
 from benchmark.llm import Endpoint, UsageLedger
-from benchmark.llm.cache import ResponseCache
 from benchmark.llm.connect import connect
 from benchmark.llm.native import NativeClient
+from benchmark.llm.reply_cache import ResponseCache
 from benchmark.policy.spans import region_dropped, splice
 from benchmark.transcript.models import Message
 

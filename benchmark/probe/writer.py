@@ -21,9 +21,9 @@ from benchmark.errors import UserError
 from benchmark.instantiate import instantiate_target
 from benchmark.llm import UsageLedger
 from benchmark.llm.budget import chat_tokens
-from benchmark.llm.cache import ResponseCache
 from benchmark.llm.connect import RegionStage
 from benchmark.llm.json_reply import extract_json
+from benchmark.llm.reply_cache import ResponseCache
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.config import WRITERS, ProbeConfig
 from benchmark.probe.extract import to_probe
