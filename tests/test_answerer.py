@@ -330,7 +330,7 @@ def grounded(line: str, rendered: str) -> bool:
     return bool(values) and all(v in rendered for v in values)
 
 
-# Answer-type aware lines (benchmark/answerer/structured.py).
+# Answer-type aware lines (benchmark/answerer/answer_kinds.py).
 SESSION = [
     user("Fix the slug bug."),
     call("c1", "read_file", path="src/app/views.py"),

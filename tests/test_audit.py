@@ -23,13 +23,13 @@ from test_cli import run_cli as cli
 from benchmark import tokens
 from benchmark.__main__ import run
 from benchmark.audit import VARIANTS
+from benchmark.audit.answer_text import mentions, mutate, near_miss
 from benchmark.audit.answers import ABSTAIN, build_variants
 from benchmark.audit.expected import BANDS, EXPECT, SCOPED, SHARE, Class, expected_bands
 from benchmark.audit.paraphrase import reword
 from benchmark.audit.run import audit, run_audit
 from benchmark.audit.samples import SampleCache
 from benchmark.audit.summary import render
-from benchmark.audit.text import mentions, mutate, near_miss
 from benchmark.config import validate
 from benchmark.errors import UserError
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment

@@ -18,9 +18,9 @@ from benchmark.answerer.llm import LLMAnswerer
 from benchmark.config import validate
 from benchmark.llm import Completion, Endpoint, LLMClient, LLMError, UsageLedger
 from benchmark.llm.reply_cache import ResponseCache
-from benchmark.llm.structured import Repair
+from benchmark.llm.structured_output import Repair
 from benchmark.pipeline import run_job
-from benchmark.stub.chat import Cut
+from benchmark.stub.chat_route import Cut
 
 SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
 ASK = [{"role": "system", "content": "Reply in JSON."}, {"role": "user", "content": "q"}]

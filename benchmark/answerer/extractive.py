@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from benchmark import identifiers, tokens
+from benchmark.answerer.answer_kinds import LEAD_SHARE, WHY_Q, lead_lines
 from benchmark.answerer.base import Answer, AnswerRequest
 from benchmark.answerer.passages import passages
 from benchmark.answerer.query import answer_kinds, query_terms, terms
-from benchmark.answerer.structured import LEAD_SHARE, WHY_Q, lead_lines
 from benchmark.transcript.models import Message
 
 # Score factor of a passage holding the kind of identifier the question asks for.

@@ -32,9 +32,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark import tokens
-from benchmark.audit.config import Variant
-from benchmark.audit.paraphrase import paraphrase
-from benchmark.audit.text import (
+from benchmark.audit.answer_text import (
     EXACT_KINDS,
     has_value,
     mentions,
@@ -43,6 +41,8 @@ from benchmark.audit.text import (
     occurs,
     touches_any,
 )
+from benchmark.audit.config import Variant
+from benchmark.audit.paraphrase import paraphrase
 from benchmark.probe.models import Fact, FactKind, Probe, ProbeType
 
 LABELS: dict[FactKind, str] = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from benchmark.audit.text import EXACT_KINDS, VALUE
+from benchmark.audit.answer_text import EXACT_KINDS, VALUE
 from benchmark.probe.models import Fact, FactKind
 
 # Meaning-preserving swaps, longest first so "sort out" wins over "sort".

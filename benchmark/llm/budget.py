@@ -1,5 +1,5 @@
 """A request's token count as a server may see it: the arithmetic both the window fitting
-(:mod:`benchmark.llm.window`) and a repaired retry (:mod:`benchmark.llm.structured`) use.
+(:mod:`benchmark.llm.window`) and a repaired retry (:mod:`benchmark.llm.structured_output`) use.
 
 Our counts are cl100k; a server's tokenizer and chat template differ, so a count is
 padded by ``WINDOW_MARGIN_RATIO`` plus ``WINDOW_MARGIN_TOKENS`` before it is set

@@ -5,7 +5,7 @@ cache first; else a slot of the endpoint's concurrency limit, the call, the
 ledger and the cache. Around that, one retry loop (:mod:`benchmark.llm.retry`)
 retries transient failures and invalid replies alike; the SDK's own retries
 are off so every retry is counted. A server that refuses the way a structured
-reply is asked for is asked one rung lower (:mod:`benchmark.llm.structured`);
+reply is asked for is asked one rung lower (:mod:`benchmark.llm.structured_output`);
 every client of the endpoint remembers it, and the cache remembers the refusal.
 A retry after an invalid reply is a repaired request, never the same one.
 
@@ -46,7 +46,7 @@ from benchmark.llm.retry import (
     is_transient,
     retrying,
 )
-from benchmark.llm.structured import REFUSED, Repair, forget_ladders, ladder_of
+from benchmark.llm.structured_output import REFUSED, Repair, forget_ladders, ladder_of
 from benchmark.llm.usage import Usage, UsageLedger
 from benchmark.redaction import clip, environment_secrets, scrub
 

@@ -15,7 +15,7 @@ from pydantic_core import PydanticCustomError
 from benchmark.errors import UserError
 from benchmark.validators import NO_ECHO, http_url_problem
 
-# How a structured reply is asked for, best first (benchmark.llm.structured: the ladder).
+# How a structured reply is asked for, best first (benchmark.llm.structured_output: the ladder).
 StructuredOutput = Literal[
     "json_schema",  # OpenAI response_format json_schema (also vLLM, Ollama, recent llama.cpp)
     "json_object_schema",  # JSON mode with the schema beside it (llama.cpp's server)

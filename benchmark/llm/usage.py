@@ -26,7 +26,7 @@ class Usage(BaseModel):
     retries: int = 0
     failures: int = Field(0, description="failed requests and invalid replies")
     fallbacks: int = Field(
-        0, description="steps down the structured-output ladder (benchmark.llm.structured)"
+        0, description="steps down the structured-output ladder (benchmark.llm.structured_output)"
     )
     truncated: int = Field(0, description="plain replies used although cut at max_tokens")
     input_tokens: int = 0

@@ -6,7 +6,7 @@ From a shell: ``python -m benchmark.stub --scripted``. ``OpenAIStub(local=LocalM
 ``--local``) behaves like a llama.cpp-class server with a small model (:mod:`benchmark.stub.local`).
 """
 
-from benchmark.stub.chat import completion, default_reply, message_text
+from benchmark.stub.chat_route import completion, default_reply, message_text
 from benchmark.stub.faults import FAULT_KINDS, Fault, FaultKind, FaultMix, StubStats, error_body
 from benchmark.stub.local import LocalMode, LocalStats
 from benchmark.stub.process import serve_in_subprocess, stub_argv

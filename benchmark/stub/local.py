@@ -33,7 +33,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark.stub.chat import completion, message_text
+from benchmark.stub.chat_route import completion, message_text
 from benchmark.stub.faults import Fault
 from benchmark.stub.responses import CREATED
 

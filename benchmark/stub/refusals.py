@@ -8,7 +8,7 @@ from typing import Any, Literal
 from aiohttp import web
 
 import benchmark.stub.responses as responses_api
-from benchmark.stub.chat import completion
+from benchmark.stub.chat_route import completion
 from benchmark.stub.faults import Fault, error_body, error_type
 
 Route = Literal["chat", "responses", "compact"]

@@ -38,7 +38,7 @@ from typing import Any, Literal
 from aiohttp import web
 
 import benchmark.stub.responses as responses_api
-from benchmark.stub.chat import completion, default_reply
+from benchmark.stub.chat_route import completion, default_reply
 from benchmark.stub.faults import (
     Fault,
     FaultKind,
