@@ -88,6 +88,27 @@ def test_normal_completion_reports_usage(stub: OpenAIStub) -> None:
     assert seen.headers["Authorization"] == "Bearer sk-test"
 
 
+def test_stats_route_gives_the_span_the_server_saw() -> None:
+    """``GET /stub/stats`` reports the counters and first-request-to-last-reply span, so a
+    script can time a job against a stub running in another process."""
+    import urllib.request
+
+    with OpenAIStub(latency=0.05) as server, sync_client(server) as client:
+        before = json.loads(
+            urllib.request.urlopen(f"http://{server.host}:{server.port}/stub/stats").read()
+        )
+        for _ in range(3):
+            client.chat.completions.create(model="tiny", messages=USER)
+        after = json.loads(
+            urllib.request.urlopen(f"http://{server.host}:{server.port}/stub/stats").read()
+        )
+    assert before["requests"] == 0 and before["first_request_at"] is None
+    assert (after["requests"], after["served"]) == (3, 3)
+    span = after["last_reply_at"] - after["first_request_at"]
+    assert span >= 3 * 0.05  # three sequential calls, each held for the latency
+    assert server.stats().span_s == pytest.approx(span)
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_reply_hook_reads_the_request(stub: OpenAIStub, transport: str) -> None:
     def shout(body: dict[str, Any]) -> str:

@@ -103,6 +103,20 @@ class StubStats(BaseModel):
     served: int = 0
     rejected: int = Field(0, description="4xx for a bad key, body or unsupported format")
     faults: dict[str, int] = Field(default_factory=dict, description="by Fault.label")
+    first_request_at: float | None = Field(
+        None, description="wall-clock time (time.time) the first request arrived"
+    )
+    last_reply_at: float | None = Field(
+        None, description="wall-clock time the last valid 2xx reply was ready"
+    )
+
+    @property
+    def span_s(self) -> float | None:
+        """First request to last valid reply, as the server saw it: the throughput figure
+        of a whole job, free of its start-up and logging."""
+        if self.first_request_at is None or self.last_reply_at is None:
+            return None
+        return self.last_reply_at - self.first_request_at
 
 
 _ERROR_TYPES = {

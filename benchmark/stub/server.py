@@ -29,6 +29,7 @@ import inspect
 import json
 import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -211,6 +212,7 @@ class OpenAIStub:
         app.router.add_post("/v1/responses/compact", partial(self._handle, "compact"))
         self._local = None if self.local is None else LocalServer(self.local)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/stub/stats", self._stats_route)  # for a stub in another process
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -256,6 +258,10 @@ class OpenAIStub:
         data = [{"id": m, "object": "model", "owned_by": "stub"} for m in self.models]
         return web.json_response({"object": "list", "data": data})
 
+    async def _stats_route(self, request: web.Request) -> web.Response:
+        """``GET /stub/stats``: :meth:`stats` as JSON, for a stub run in its own process."""
+        return web.json_response(self.stats().model_dump())
+
     async def _handle(self, route: Route, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         try:
@@ -270,6 +276,8 @@ class OpenAIStub:
                 )
             self._stats.requests += 1
             serial = self._stats.requests
+            if self._stats.first_request_at is None:
+                self._stats.first_request_at = time.time()
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
         try:
@@ -345,6 +353,7 @@ class OpenAIStub:
                 self._stats.rejected += 1
             else:
                 self._stats.served += 1
+                self._stats.last_reply_at = time.time()
 
     async def _ask_hook(self, body: dict[str, Any]) -> str | Fault:
         result = self.reply(body)
