@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib.resources import files
+from random import Random
 from typing import Any
 
 import yaml
@@ -29,3 +30,23 @@ def yaml_data(name: str) -> Any:
 def render(name: str, **values: Any) -> str:
     """The template ``data/<name>`` (a fictional file) filled with :meth:`str.format`."""
     return text(name).format(**values)
+
+
+class Wording:
+    """The message templates in ``data/<name>``: each name maps to one :meth:`str.format`
+    template or to a list of alternatives, one of which the caller's RNG picks."""
+
+    def __init__(self, name: str) -> None:
+        self._templates: dict[str, Any] = yaml_data(name)
+
+    def __call__(self, key: str, **values: Any) -> str:
+        """The template ``key``, filled."""
+        return self._templates[key].format(**values)
+
+    def pick(self, rng: Random, key: str, **values: Any) -> str:
+        """One of the alternatives under ``key`` (one ``rng.choice`` draw), filled."""
+        return rng.choice(self._templates[key]).format(**values)
+
+    def options(self, key: str) -> tuple[str, ...]:
+        """The alternatives under ``key`` as they are (for callers that fill them later)."""
+        return tuple(self._templates[key])
