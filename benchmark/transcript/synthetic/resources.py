@@ -39,11 +39,11 @@ class Wording:
     def __init__(self, name: str) -> None:
         self._templates: dict[str, Any] = yaml_data(name)
 
-    def __call__(self, key: str, **values: Any) -> str:
+    def __call__(self, key: str, /, **values: Any) -> str:
         """The template ``key``, filled."""
         return self._templates[key].format(**values)
 
-    def pick(self, rng: Random, key: str, **values: Any) -> str:
+    def pick(self, rng: Random, key: str, /, **values: Any) -> str:
         """One of the alternatives under ``key`` (one ``rng.choice`` draw), filled."""
         return rng.choice(self._templates[key]).format(**values)
 
