@@ -173,17 +173,9 @@ def git_log(entries: list[tuple[str, str]]) -> str:
 
 
 def git_commit(branch: str, sha: str, message: str, files: int, adds: int, dels: int) -> str:
-    text = SAY(
-        "git_commit",
-        branch=branch,
-        sha=sha,
-        message=message,
-        files=files,
-        s=_s(files),
-        adds=adds,
-        dels=dels,
-    )
-    return with_exit(text, 0)
+    head = SAY("commit_head", branch=branch, sha=sha, message=message)
+    stat = SAY("commit_stat", files=files, s=_s(files), adds=adds, dels=dels)
+    return with_exit(f"{head}\n{stat}", 0)
 
 
 def grep_matches(project: Project, pattern: str, under: str, limit: int = 40) -> list[str]:

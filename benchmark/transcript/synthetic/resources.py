@@ -46,7 +46,3 @@ class Wording:
     def pick(self, rng: Random, key: str, /, **values: Any) -> str:
         """One of the alternatives under ``key`` (one ``rng.choice`` draw), filled."""
         return rng.choice(self._templates[key]).format(**values)
-
-    def options(self, key: str) -> tuple[str, ...]:
-        """The alternatives under ``key`` as they are (for callers that fill them later)."""
-        return tuple(self._templates[key])
