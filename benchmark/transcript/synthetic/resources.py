@@ -33,11 +33,12 @@ def render(name: str, **values: Any) -> str:
 
 
 class Wording:
-    """The message templates in ``data/<name>``: each name maps to one :meth:`str.format`
-    template or to a list of alternatives, one of which the caller's RNG picks."""
+    """The message templates in ``data/<name>`` (or in its ``section``): each name maps to
+    one :meth:`str.format` template or to a list of alternatives the caller's RNG picks from."""
 
-    def __init__(self, name: str) -> None:
-        self._templates: dict[str, Any] = yaml_data(name)
+    def __init__(self, name: str, section: str = "") -> None:
+        data = yaml_data(name)
+        self._templates: dict[str, Any] = data[section] if section else data
 
     def __call__(self, key: str, /, **values: Any) -> str:
         """The template ``key``, filled."""
