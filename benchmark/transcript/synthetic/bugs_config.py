@@ -5,9 +5,13 @@ from __future__ import annotations
 import random
 
 import benchmark.transcript.synthetic.outputs as outputs
+import benchmark.transcript.synthetic.resources as resources
 import benchmark.transcript.synthetic.scenarios as sc
 from benchmark.transcript.synthetic.bug_helpers import cli_frames, declarations, new_value
 from benchmark.transcript.synthetic.project import Project
+
+CONSTANT = resources.Wording("bug_code.yaml", "constant")
+SETTINGS = resources.Wording("bug_code.yaml", "settings_attr")
 
 
 def constant(project: Project, rng: random.Random, hint: str) -> sc.Scenario | None:
@@ -22,8 +26,8 @@ def constant(project: Project, rng: random.Random, hint: str) -> sc.Scenario | N
             (k, int(v))
             for k, v in source.consts.items()
             if v.isdigit()
-            and source.text.count(f"\n{k} = {v}\n") == 1
-            and f"test_{k.lower()}_matches_spec" not in existing
+            and source.text.count(f"\n{CONSTANT('line', const=k, value=v)}\n") == 1
+            and CONSTANT("test_name", const=k.lower()) not in existing
         ]
         if len(consts) >= 2 and project.exists(test_path):
             break
@@ -32,18 +36,19 @@ def constant(project: Project, rng: random.Random, hint: str) -> sc.Scenario | N
     (c1, a1), (c2, a2) = rng.sample(consts, 2)
     b1, b2 = new_value(rng, a1), new_value(rng, a2)
     tests = project.file(test_path)
-    names = [f"test_{c.lower()}_matches_spec" for c in (c1, c2)]
+    names = [CONSTANT("test_name", const=c.lower()) for c in (c1, c2)]
     if any(name in tests.tests for name in names):
         return None
     for name, const, value in zip(names, (c1, c2), (b1, b2), strict=True):
-        sc.add_user_test(tests, name, "", [f"assert {const} == {value}"])
+        sc.add_user_test(tests, name, "", [CONSTANT("assertion", const=const, value=value)])
 
     def attempt(const: str, old: int, new: int, name: str, broad: bool) -> sc.Attempt:
-        fail = sc.failed_test(tests, name, f"assert {old} == {new}")
-        verb = "raised" if new > old else "lowered"
+        fail = sc.failed_test(tests, name, CONSTANT("failure", old=old, new=new))
+        verb = CONSTANT("raised" if new > old else "lowered")
         values = {"const": const, "old": old, "new": new, "verb": verb}
         check = sc.pytest_check(project, rng, [fail], broad)
-        return sc.Attempt(check, path, f"{const} = {old}", f"{const} = {new}", values)
+        old_line, new_line = (CONSTANT("line", const=const, value=v) for v in (old, new))
+        return sc.Attempt(check, path, old_line, new_line, values)
 
     main = attempt(c1, a1, b1, names[0], broad=False)
     near = attempt(c2, a2, b2, names[1], broad=True)
@@ -61,27 +66,28 @@ def settings_attr(project: Project, rng: random.Random, hint: str) -> sc.Scenari
     free = [
         s
         for s in NEW_SETTINGS
-        if f"    {s[0]}:" not in config.text and f"settings.{s[0]}" not in cli.text
+        if SETTINGS("field_of", name=s[0]) not in config.text
+        and SETTINGS("used_as", name=s[0]) not in cli.text
     ]
     if len(free) < 2 or config.text.count(anchor) != 1:
         return None
     (n1, ty1, d1), (n2, ty2, d2) = rng.sample(free, 2)
     cmd = hint if hint in project.theme.commands else rng.choice(project.theme.commands)
-    fn = f"{cmd.replace('-', '_')}_command"
-    debug = f'logger.debug("{cmd} using {n1}=%s {n2}=%s", settings.{n1}, settings.{n2})'
-    command = f"python -m {project.pkg}.cli {cmd} --dry-run"
-    line1 = f"    {n1}: {ty1} = {d1}"
-    line2 = f"    {n2}: {ty2} = {d2}"
+    fn = SETTINGS("function", cmd=cmd.replace("-", "_"))
+    debug = SETTINGS("debug", cmd=cmd, n1=n1, n2=n2)
+    command = SETTINGS("command", pkg=project.pkg, cmd=cmd)
+    line1 = SETTINGS("field", name=n1, type=ty1, default=d1)
+    line2 = SETTINGS("field", name=n2, type=ty2, default=d2)
 
-    start = cli.text.index(f"def {fn}(")
-    marker = "    settings = load_settings()\n"
+    start = cli.text.index(SETTINGS("def_of", function=fn))
+    marker = SETTINGS("load")
     at = cli.text.index(marker, start) + len(marker)
-    cli.text = f"{cli.text[:at]}    {debug}\n{cli.text[at:]}"
+    cli.text = cli.text[:at] + SETTINGS("inserted", debug=debug) + cli.text[at:]
 
     def attempt(name: str, old: str, new: str) -> sc.Attempt:
         frames = cli_frames(project, cmd)
         frames.append((f"{project.root}/{cli_path}", cli.line_of(debug), fn, debug))
-        error = f"AttributeError: 'Settings' object has no attribute '{name}'"
+        error = SETTINGS("error", name=name)
 
         def after() -> None:
             config.anchors["settings_last_field"] = new.splitlines()[-1]

@@ -8,6 +8,7 @@ decision with rationale and rejected alternatives, and checklist updates."""
 from __future__ import annotations
 
 import benchmark.transcript.synthetic.outputs as outputs
+import benchmark.transcript.synthetic.resources as resources
 import benchmark.transcript.synthetic.steps as steps
 import benchmark.transcript.synthetic.topics as topics
 from benchmark.transcript.synthetic.feature_model import Feature
@@ -15,9 +16,13 @@ from benchmark.transcript.synthetic.scenarios import Scenario, failed_test
 from benchmark.transcript.synthetic.session import Session, Task
 from benchmark.transcript.synthetic.topics import Decision, phrase_decision, phrase_why_not
 
+SAY = resources.Wording("episodes.yaml")
+
 
 def decide(s: Session, lead: str, decision: Decision, **task_kw) -> int:
-    index = s.say(f"{lead} {phrase_decision(s.rng, decision)}".strip(), **task_kw)
+    index = s.say(
+        SAY("decide", lead=lead, decision=phrase_decision(s.rng, decision)).strip(), **task_kw
+    )
     s.fact(
         "decision",
         decision.topic,
@@ -36,14 +41,8 @@ def decide(s: Session, lead: str, decision: Decision, **task_kw) -> int:
 def intro(s: Session, goal: Task | None, text: str) -> None:
     s.episode_start = len(s.tasks)
     if goal:
-        lead = s.rng.choice(
-            (
-                f"Next from the list: {goal.text}.",
-                f'Let\'s do "{goal.text}" now.',
-                f"Okay, on to {goal.text}.",
-            )
-        )
-        s.user(f"{lead} {text}")
+        lead = SAY.pick(s.rng, "goal_lead", goal=goal.text)
+        s.user(SAY("goal_ask", lead=lead, text=text))
     else:
         s.user(text)
 
@@ -62,7 +61,7 @@ def _wrap(
     later = steps.follow_ups(s, thing, behaviour, test_path)
     heading = rng.choice(topics.CLOSED_HEADINGS)
     s.say(
-        f"{rng.choice(topics.WRAPS)} {summary}",
+        SAY("wrap", wrap=rng.choice(topics.WRAPS), summary=summary),
         add=later,
         close=close + ([goal] if goal else []),
         heading=heading,
@@ -79,12 +78,12 @@ def _wrap(
 def bug(s: Session, sc: Scenario, goal: Task | None) -> None:
     p, rng, m = s.project, s.rng, sc.main
     intro(s, goal, sc.report)
-    t_repro = steps.unique_task(s, f"reproduce `{m.command}`")
-    t_fix = steps.unique_task(s, f"fix the {m.error_type} in {sc.target}")
-    t_suite = steps.unique_task(s, f"run the full suite after fixing {sc.target}")
+    t_repro = steps.unique_task(s, SAY("task_reproduce", command=m.command))
+    t_fix = steps.unique_task(s, SAY("task_fix", error_type=m.error_type, target=sc.target))
+    t_suite = steps.unique_task(s, SAY("task_suite", target=sc.target))
     pattern, where = sc.grep
     s.grep(
-        f"{rng.choice(topics.ACKS)} First, where is `{pattern}` used?",
+        SAY("grep_first", ack=rng.choice(topics.ACKS), pattern=pattern),
         pattern,
         where,
         add=[t_repro, t_fix, t_suite],
@@ -92,28 +91,13 @@ def bug(s: Session, sc: Scenario, goal: Task | None) -> None:
     paths = [sc.target]
     if sc.sibling and sc.sibling != sc.target and p.exists(sc.sibling):
         paths.append(sc.sibling)
-    index = s.read(
-        rng.choice(
-            (
-                f"Reading {sc.target}"
-                + (f" and {sc.sibling} next to it." if len(paths) > 1 else "."),
-                "Let me read the code involved.",
-                "Opening the relevant files.",
-            )
-        ),
-        paths,
-    )
+    sibling = SAY("read_sibling", sibling=sc.sibling) if len(paths) > 1 else SAY("read_alone")
+    index = s.read(SAY.pick(rng, "read_code", target=sc.target, sibling=sibling), paths)
     if len(paths) > 1:
         s.fact("distractor", sc.target, sc.sibling, index, of="file_modified", target=sc.target)
     err = steps.failed_run(
         s,
-        rng.choice(
-            (
-                "Now reproducing:",
-                "Let me reproduce it first.",
-                "Running it to see the exact failure:",
-            )
-        ),
+        SAY.pick(rng, "reproduce"),
         m.command,
         m.output,
         m.purpose,
@@ -122,162 +106,93 @@ def bug(s: Session, sc: Scenario, goal: Task | None) -> None:
     )
     for rel in sc.related[: rng.choice((1, 2))]:
         if p.exists(rel) and rel not in paths:
-            s.read(
-                rng.choice(
-                    (
-                        f"Checking {rel} as well.",
-                        f"And {rel}, which is involved:",
-                        f"Let me also look at {rel}.",
-                    )
-                ),
-                [rel],
-            )
-    decide(s, f"Reproduced. {m.diagnosis}", sc.decision, close=[t_repro])
-    s.edit(
-        f"{rng.choice(('Applying the fix:', 'The change:', 'Editing now:'))} {m.change}.",
-        m.fix_path,
-        m.old,
-        m.new,
-        m.change,
-    )
+            s.read(SAY.pick(rng, "read_related", rel=rel), [rel])
+    decide(s, SAY("reproduced", diagnosis=m.diagnosis), sc.decision, close=[t_repro])
+    lead = SAY.pick(rng, "apply_lead")
+    s.edit(SAY("apply", lead=lead, change=m.change), m.fix_path, m.old, m.new, m.change)
     m.after()
     changes = [m.change]
     n = sc.near
     if n and n.command == m.verify:
         # The re-run itself surfaces the second failure: same command, one detail different.
-        c_i, o_i = s.bash(
-            rng.choice(("Re-running the same command:", "And again:")), n.command, n.output
-        )
+        c_i, o_i = s.bash(SAY.pick(rng, "rerun_same"), n.command, n.output)
         err["details"]["fixed_at"] = o_i
     elif n:
-        _, v_out = s.bash(
-            rng.choice(("Re-running the test:", "And again:", "Verifying:")),
-            m.verify,
-            steps.verify_output(s, m),
-        )
+        _, v_out = s.bash(SAY.pick(rng, "rerun_test"), m.verify, steps.verify_output(s, m))
         err["details"]["fixed_at"] = v_out
-        c_i, o_i = s.bash(
-            rng.choice(
-                (
-                    "That one passes. Now the broader run:",
-                    "Passing. Let me widen the run:",
-                    "Good. Running the whole file:",
-                )
-            ),
-            n.command,
-            n.output,
-        )
+        c_i, o_i = s.bash(SAY.pick(rng, "widen"), n.command, n.output)
     else:
         _, v_out = s.bash(
-            rng.choice(("Re-running the same command:", "And again:", "Verifying:")),
-            m.verify,
-            steps.verify_output(s, m),
-            close=[t_fix],
+            SAY.pick(rng, "verify"), m.verify, steps.verify_output(s, m), close=[t_fix]
         )
         err["details"]["fixed_at"] = v_out
     if n:
         s.fact("distractor", m.error, n.error, o_i, of="error", target=m.error, command=n.command)
         if n.command != m.command:
             s.fact("distractor", m.purpose, n.command, c_i, of="command", target=m.command)
-        s.edit(
-            f"A second, similar failure. {n.diagnosis} Fix: {n.change}.",
-            n.fix_path,
-            n.old,
-            n.new,
-            n.change,
-        )
+        text = SAY("second_failure", diagnosis=n.diagnosis, change=n.change)
+        s.edit(text, n.fix_path, n.old, n.new, n.change)
         n.after()
-        s.bash("Re-running:", n.verify, steps.verify_output(s, n), close=[t_fix])
+        s.bash(SAY("rerun"), n.verify, steps.verify_output(s, n), close=[t_fix])
         changes.append(n.change)
-    s.bash(
-        rng.choice(("Full suite, to be sure nothing else moved:", "Now the whole suite:")),
-        "pytest -q",
-        steps.full_suite(s),
-        close=[t_suite],
-    )
-    summary = f"The root cause was `{m.error}`; {'; '.join(changes)}."
-    _wrap(
-        s,
-        summary,
-        sc.thing,
-        sc.behaviour,
-        p.test_path(sc.target),
-        [],
-        goal,
-        f"Fix {sc.thing.removeprefix('the ')}",
-    )
+    s.bash(SAY.pick(rng, "suite_lead"), SAY("suite_command"), steps.full_suite(s), close=[t_suite])
+    summary = SAY("bug_summary", error=m.error, changes="; ".join(changes))
+    commit = SAY("bug_commit", thing=sc.thing.removeprefix("the "))
+    _wrap(s, summary, sc.thing, sc.behaviour, p.test_path(sc.target), [], goal, commit)
 
 
 def feature(s: Session, f: Feature, goal: Task | None) -> None:
     p, rng = s.project, s.rng
     intro(s, goal, f.request)
-    t_mod = steps.unique_task(s, f"write {f.module.path}")
-    t_tests = steps.unique_task(s, f"cover {f.thing} in {f.test.path}")
-    t_wire = steps.unique_task(s, f"wire {f.thing} into {f.wiring.path}")
-    s.read(
-        f"{rng.choice(topics.ACKS)} Let me look at the code it plugs into.",
-        f.reads[:1],
-        add=[t_mod, t_tests, t_wire],
-    )
+    t_mod = steps.unique_task(s, SAY("task_write", path=f.module.path))
+    t_tests = steps.unique_task(s, SAY("task_cover", thing=f.thing, path=f.test.path))
+    t_wire = steps.unique_task(s, SAY("task_wire", thing=f.thing, path=f.wiring.path))
+    s.read(SAY("read_plug", ack=rng.choice(topics.ACKS)), f.reads[:1], add=[t_mod, t_tests, t_wire])
     if len(f.reads) > 1 and rng.random() < 0.8:
-        s.read(f"And {f.reads[1]}:", f.reads[1:2])
-    decide(s, "Before writing anything, the design question.", f.decision)
-    s.write(f"Creating {f.module.path}.", f.module, f.title)
-    s.write(f"And its tests in {f.test.path}.", f.test, f"tests for {f.thing}")
-    command = f"pytest {f.test.path} -q"
+        s.read(SAY("read_also", path=f.reads[1]), f.reads[1:2])
+    decide(s, SAY("design"), f.decision)
+    s.write(SAY("create", path=f.module.path), f.module, f.title)
+    s.write(SAY("create_tests", path=f.test.path), f.test, SAY("tests_title", thing=f.thing))
+    command = SAY("test_command", path=f.test.path)
+    purpose = SAY("run_purpose", thing=f.thing)
     if f.dependency:
         d = f.dependency
-        error = f"ModuleNotFoundError: No module named '{d.module}'"
-        output = outputs.collection_error(p, rng, f.test.path, error, f"from {p.pkg}.")
-        output = output.replace(f"    from {p.pkg}.\n", _import_frames(s, f, d.module))
+        error = SAY("missing_module", module=d.module)
+        first = SAY("missing_import", pkg=p.pkg)
+        output = outputs.collection_error(p, rng, f.test.path, error, first)
+        output = output.replace(f"    {first}\n", _import_frames(s, f, d.module))
         err = steps.failed_run(
-            s,
-            "Running the new tests:",
-            command,
-            output,
-            f"run the {f.thing} tests",
-            error,
-            "ModuleNotFoundError",
+            s, SAY("run_new"), command, output, purpose, error, "ModuleNotFoundError"
         )
         site = outputs.site_packages(p)
         _, pip_out = s.bash(
-            f"`{d.package}` is not installed here yet.",
-            f"pip install {d.package}",
+            SAY("not_installed", package=d.package),
+            SAY("install_command", package=d.package),
             outputs.pip_install(d.package, d.version, "", [], site),
         )
         err["details"]["fixed_at"] = pip_out
         req = p.file("requirements.txt")
-        old, new = requirement_edit(req.text, d.package, f"{d.package}=={d.version}")
-        text = (
-            f"I'll pin {d.package} to {d.version} in requirements.txt because that is the "
-            "version I just tested against, and a new dependency should not float in CI."
-        )
-        e_i = s.edit(text, "requirements.txt", old, new, f"added {d.package}=={d.version}")
-        s.fact(
-            "version",
-            d.package,
-            d.version,
-            e_i,
-            pin=f"{d.package}=={d.version}",
-            reason="new dependency, pinned to the tested version",
-            rejected="",
-        )
+        pin = SAY("pin_line", package=d.package, version=d.version)
+        old, new = requirement_edit(req.text, d.package, pin)
+        text = SAY("pin", package=d.package, version=d.version)
+        change = SAY("pin_change", package=d.package, version=d.version)
+        e_i = s.edit(text, "requirements.txt", old, new, change)
+        reason = SAY("pin_reason")
+        s.fact("version", d.package, d.version, e_i, pin=pin, reason=reason, rejected="")
     fail = failed_test(f.test, f.bug_test, f.bug_error)
     output = outputs.pytest_run(p, rng, [f.test.path], [fail], quiet=True)[0]
     err = steps.failed_run(
         s,
-        rng.choice(
-            ("Now the tests themselves:", "Running the tests:", "Let's see what the tests say:")
-        ),
+        SAY.pick(rng, "run_tests"),
         command,
         output,
-        f"run the {f.thing} tests",
+        purpose,
         fail.line,
         f.bug_error.split(":")[0] if ":" in f.bug_error else "AssertionError",
         plant_command=not f.dependency,
     )
     s.edit(
-        f"{f.bug_diagnosis} Fixing it: {f.bug_change}.",
+        SAY("bug_fix", diagnosis=f.bug_diagnosis, change=f.bug_change),
         f.module.path,
         f.bug_old,
         f.bug_new,
@@ -285,26 +200,21 @@ def feature(s: Session, f: Feature, goal: Task | None) -> None:
         close=[t_mod],
     )
     _, v_out = s.bash(
-        "Re-running:",
+        SAY("rerun"),
         command,
         outputs.pytest_run(p, rng, [f.test.path], [], quiet=True)[0],
         close=[t_tests],
     )
     err["details"]["fixed_at"] = v_out
     w = f.wiring
-    s.edit(f"Now wiring it in: {w.change}.", w.path, w.old, w.new, w.change, close=[t_wire])
-    s.bash("Full suite:", "pytest -q", steps.full_suite(s))
-    summary = f"{f.module.path} and {f.test.path} are new; {w.change}; {f.bug_change}."
-    _wrap(
-        s,
-        summary,
-        f.thing,
-        f"changing the {f.key} requirements",
-        f.test.path,
-        [],
-        goal,
-        f"Add {f.thing.removeprefix('the ')}",
+    s.edit(SAY("wire", change=w.change), w.path, w.old, w.new, w.change, close=[t_wire])
+    s.bash(SAY("full_suite"), SAY("suite_command"), steps.full_suite(s))
+    summary = SAY(
+        "feature_summary", module=f.module.path, test=f.test.path, wiring=w.change, bug=f.bug_change
     )
+    behaviour = SAY("feature_behaviour", key=f.key)
+    commit = SAY("feature_commit", thing=f.thing.removeprefix("the "))
+    _wrap(s, summary, f.thing, behaviour, f.test.path, [], goal, commit)
 
 
 def requirement_edit(text: str, package: str, line: str) -> tuple[str, str]:
@@ -325,7 +235,7 @@ def _import_frames(s: Session, f: Feature, module: str) -> str:
         for line in f.module.text.splitlines()
         if line.startswith((f"from {module}", f"import {module}"))
     )
-    return (
-        f"    {first_import}\n{f.module.path}:{f.module.line_of(dep_line)}: in <module>\n"
-        f"    {dep_line}\n"
+    line = f.module.line_of(dep_line)
+    return SAY(
+        "import_frames", first_import=first_import, path=f.module.path, line=line, dep_line=dep_line
     )

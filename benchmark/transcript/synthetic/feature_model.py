@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import benchmark.transcript.synthetic.resources as resources
 from benchmark.transcript.synthetic.deps import NEW_DEPENDENCIES, NewDependency
 from benchmark.transcript.synthetic.project import Project, SourceFile
 from benchmark.transcript.synthetic.tables import feature_texts, project_values
@@ -48,31 +49,51 @@ def title(project: Project, key: str) -> str:
     return feature_texts()[key].text("title", project_values(project))
 
 
+def code_values(project: Project, **values: Any) -> dict[str, Any]:
+    """What a feature's code templates may name: the project values, ``project``, ``e`` (the
+    main entity) and the feature's own ``values``."""
+    return {**project_values(project), "project": project, "e": project.main, **values}
+
+
+def snippet(project: Project, key: str, name: str, **values: Any) -> str:
+    """The wiring snippet ``name`` of feature ``key`` (data/feature_code.yaml), filled."""
+    entry = resources.yaml_data("feature_code.yaml")[key]
+    return entry["wiring"][name].format(**code_values(project, **values))
+
+
 def finish(
     project: Project,
     key: str,
     values: dict[str, Any],
-    module: SourceFile,
-    tests: SourceFile,
     wiring: tuple[str, str, str],
-    bug: tuple[str, str],
+    **code: Any,
 ) -> Feature:
-    """The feature ``key``: its code (``module``, ``tests``, the ``wiring`` edit as
-    (path, old, new) and the ``bug`` as (old, new)) and the words of its text entry."""
+    """The feature ``key``: its module, tests and first bug from its code entry and module
+    template (filled with ``code``), the ``wiring`` edit as (path, old, new) and the words of
+    its text entry (filled with ``values``)."""
+    entry = resources.yaml_data("feature_code.yaml")[key]
+    cv = code_values(project, **code)
+    bug_old, bug_new = (line.format(**cv) for line in entry["bug"])
+    path = project.src(entry["module"])
+    module = resources.render(f"feature_{key}.py.tmpl", **cv, bug_line=bug_old)
+    target = f"{project.pkg}.{entry['module'].replace('/', '.')}"
+    tests = {name: body.format(**cv).splitlines() for name, body in entry["tests"].items()}
     text = feature_texts()[key]
     v = {**project_values(project), **values}
     return Feature(
         key=key,
         title=text.text("title", v),
         request=text.text("request", v),
-        module=module,
-        test=tests,
+        module=SourceFile(path, module),
+        test=_test_module(
+            project.test_path(path), target, entry["test_head"].format(**cv).splitlines(), tests
+        ),
         dependency=NEW_DEPENDENCIES.get(key),
         wiring=Wiring(*wiring, text.text("wiring", v)),
         bug_test=text.text("bug_test", v),
         bug_error=text.text("bug_error", v),
-        bug_old=bug[0],
-        bug_new=bug[1],
+        bug_old=bug_old,
+        bug_new=bug_new,
         bug_change=text.text("bug_change", v),
         bug_diagnosis=text.text("bug_diagnosis", v),
         decision=text.decision(v),
@@ -81,7 +102,7 @@ def finish(
     )
 
 
-def test_module(
+def _test_module(
     path: str, target: str, header: list[str], tests: dict[str, list[str]]
 ) -> SourceFile:
     """A test file for module ``target``: imports and helpers (``header``), then ``tests``

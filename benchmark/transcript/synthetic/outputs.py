@@ -14,6 +14,7 @@ import benchmark.transcript.synthetic.resources as resources
 from benchmark.transcript.synthetic.project import Project
 
 WIDTH = 80
+SAY = resources.Wording("outputs.yaml")
 
 
 def bar(title: str, ch: str = "=") -> str:
@@ -52,13 +53,7 @@ def pytest_run(
     failed = {f.test_id for f in failures}
     lines: list[str] = []
     if not quiet:
-        lines += [
-            bar("test session starts"),
-            f"platform linux -- Python {project.python}, pytest-8.3.2, pluggy-1.5.0",
-            f"rootdir: {project.root}",
-            "configfile: pyproject.toml",
-            "plugins: cov-5.0.0, respx-0.21.1, anyio-4.4.0",
-        ]
+        lines += [bar(SAY("session_bar")), _head(project), SAY("pytest_plugins")]
     per_file: list[tuple[str, list[str]]] = []
     for path in paths:
         tests = project.file(path).tests or ["test_smoke"]
@@ -68,7 +63,7 @@ def pytest_run(
         per_file.append((path, ids))
     total = sum(len(ids) for _, ids in per_file)
     if not quiet:
-        lines.append(f"collected {total} item{'s' if total != 1 else ''}")
+        lines.append(SAY("collected", total=total, s=_s(total)))
         lines.append("")
     done = 0
     if quiet:  # one stream of marks, wrapped at the terminal width
@@ -86,19 +81,19 @@ def pytest_run(
         head = f"{path} {marks}"
         lines.append(f"{head:<{WIDTH - len(pct)}}{pct}")
     if failures:
-        lines += ["", bar("FAILURES")]
+        lines += ["", bar(SAY("failures_bar"))]
         for failure in failures:
             name = failure.test_id.split("::", 1)[1]
             lines.append(bar(name, "_"))
             lines += [""] + failure.section + [""]
-    lines.append(bar("short test summary info"))
+    lines.append(bar(SAY("summary_bar")))
     lines += [f.line for f in failures]
     seconds = f"{rng.uniform(0.4, 2.5) + total * 0.02:.2f}s"
     passed = total - len(failures)
-    parts = ([f"{len(failures)} failed"] if failures else []) + (
-        [f"{passed} passed"] if passed else []
+    parts = ([SAY("failed_count", count=len(failures))] if failures else []) + (
+        [SAY("passed_count", count=passed)] if passed else []
     )
-    tally = ", ".join(parts) + f" in {seconds}"
+    tally = SAY("tally", parts=", ".join(parts), seconds=seconds)
     if not failures:
         lines.pop()
     lines.append(tally if quiet else bar(tally))
@@ -108,37 +103,41 @@ def pytest_run(
 def collection_error(
     project: Project, rng: random.Random, test_path: str, error: str, import_line: str
 ) -> str:
-    lines = [
-        bar("test session starts"),
-        f"platform linux -- Python {project.python}, pytest-8.3.2, pluggy-1.5.0",
-        f"rootdir: {project.root}",
-        "configfile: pyproject.toml",
-        "collected 0 items / 1 error",
-        "",
-        bar("ERRORS"),
-        bar(f"ERROR collecting {test_path}", "_"),
-        f"ImportError while importing test module '{project.root}/{test_path}'.",
-        "Hint: make sure your test modules/packages have valid Python names.",
-        "Traceback:",
-        f"/usr/lib/python{project.python.rsplit('.', 1)[0]}/importlib/__init__.py:126: in "
-        "import_module",
-        "    return _bootstrap._gcd_import(name[level:], package, level)",
-        f"{test_path}:7: in <module>",
-        f"    {import_line}",
-        f"E   {error}",
-        bar("short test summary info"),
-        f"ERROR {test_path}",
-        bar("Interrupted: 1 error during collection", "!"),
-        bar(f"1 error in {rng.uniform(0.3, 0.9):.2f}s"),
-    ]
-    return with_exit("\n".join(lines), 2)
+    text = SAY(
+        "collection_error",
+        session_bar=bar(SAY("session_bar")),
+        head=_head(project),
+        errors_bar=bar(SAY("errors_bar")),
+        collecting_bar=bar(SAY("collecting_bar", test_path=test_path), "_"),
+        root=project.root,
+        test_path=test_path,
+        lib=_lib(project),
+        import_line=import_line,
+        error=error,
+        summary_bar=bar(SAY("summary_bar")),
+        interrupted_bar=bar(SAY("interrupted_bar"), "!"),
+        tally_bar=bar(SAY("collection_tally", seconds=rng.uniform(0.3, 0.9))),
+    )
+    return with_exit(text, 2)
+
+
+def _head(project: Project) -> str:
+    return SAY("pytest_head", python=project.python, root=project.root)
+
+
+def _lib(project: Project) -> str:
+    return SAY("lib", version=project.python.rsplit(".", 1)[0])
+
+
+def _s(count: int) -> str:
+    return "s" if count != 1 else ""
 
 
 def traceback(frames: list[Frame], final: str) -> str:
     """``frames`` are (file, line, function, source line) from outermost to innermost."""
-    lines = ["Traceback (most recent call last):"]
+    lines = [SAY("traceback_head")]
     for path, line, func, code in frames:
-        lines.append(f'  File "{path}", line {line}, in {func}')
+        lines.append(SAY("traceback_frame", path=path, line=line, func=func))
         if code:
             lines.append(f"    {code}")
     lines.append(final)
@@ -153,7 +152,7 @@ LIBRARY_FRAMES: dict[str, list[list]] = resources.yaml_data("bug_tables.yaml")["
 
 def library_frames(project: Project, group: str) -> list[Frame]:
     """The frames of ``group`` in :data:`LIBRARY_FRAMES`, for this project's interpreter."""
-    lib = f"/usr/lib/python{project.python.rsplit('.', 1)[0]}"
+    lib = _lib(project)
     site = site_packages(project)
     return [
         (path.format(site=site, lib=lib), line, func, code)
@@ -162,7 +161,7 @@ def library_frames(project: Project, group: str) -> list[Frame]:
 
 
 def site_packages(project: Project) -> str:
-    return f"{project.root}/.venv/lib/python{project.python.rsplit('.', 1)[0]}/site-packages"
+    return SAY("site_packages", root=project.root, version=project.python.rsplit(".", 1)[0])
 
 
 def short_sha(rng: random.Random) -> str:
@@ -174,11 +173,9 @@ def git_log(entries: list[tuple[str, str]]) -> str:
 
 
 def git_commit(branch: str, sha: str, message: str, files: int, adds: int, dels: int) -> str:
-    return with_exit(
-        f"[{branch} {sha}] {message}\n {files} file{'s' if files != 1 else ''} changed, "
-        f"{adds} insertions(+), {dels} deletions(-)",
-        0,
-    )
+    head = SAY("commit_head", branch=branch, sha=sha, message=message)
+    stat = SAY("commit_stat", files=files, s=_s(files), adds=adds, dels=dels)
+    return with_exit(f"{head}\n{stat}", 0)
 
 
 def grep_matches(project: Project, pattern: str, under: str, limit: int = 40) -> list[str]:
@@ -210,63 +207,54 @@ def ls_tree(project: Project, under: str) -> str:
 def pip_install(
     package: str, version: str, previous: str, deps: list[tuple[str, str]], site: str
 ) -> str:
+    v = {"package": package, "version": version, "previous": previous, "site": site}
+    wheel, size = package.replace("-", "_"), len(package) * 13 + 40
     lines = [
-        f"Collecting {package}=={version}" if previous else f"Collecting {package}",
-        f"  Downloading {package.replace('-', '_')}-{version}.tar.gz ({len(package) * 13 + 40} kB)",
+        SAY("collecting_pinned" if previous else "collecting", **v),
+        SAY("downloading", wheel=wheel, size=size, **v),
     ]
     for dep, dep_version in deps:
-        lines.append(
-            f"Requirement already satisfied: {dep} in {site} (from {package}) ({dep_version})"
-        )
-    lines.append(f"Installing collected packages: {package}")
+        lines.append(SAY("already_satisfied", dep=dep, dep_version=dep_version, **v))
+    lines.append(SAY("installing", **v))
     if previous:
-        lines += [
-            f"  Attempting uninstall: {package}",
-            f"    Found existing installation: {package} {previous}",
-            f"    Uninstalling {package}-{previous}:",
-            f"      Successfully uninstalled {package}-{previous}",
-        ]
-    lines.append(f"Successfully installed {package}-{version}")
+        lines.append(SAY("uninstalling", **v))
+    lines.append(SAY("installed", **v))
     return with_exit("\n".join(lines), 0)
 
 
 def pip_show(
     package: str, version: str, site: str, requires: list[str], required_by: list[str]
 ) -> str:
-    return with_exit(
-        "\n".join(
-            [
-                f"Name: {package}",
-                f"Version: {version}",
-                f"Summary: {package} for Python",
-                f"Location: {site}",
-                f"Requires: {', '.join(requires)}",
-                f"Required-by: {', '.join(required_by)}",
-            ]
-        ),
-        0,
+    text = SAY(
+        "pip_show",
+        package=package,
+        version=version,
+        site=site,
+        requires=", ".join(requires),
+        required_by=", ".join(required_by),
     )
+    return with_exit(text, 0)
 
 
 def ruff_output(lines: list[str], count: int, fixable: int) -> str:
     if not count:
-        return with_exit("All checks passed!", 0)
-    tail = [f"Found {count} error{'s' if count != 1 else ''}."]
+        return with_exit(SAY("ruff_clean"), 0)
+    tail = [SAY("ruff_found", count=count, s=_s(count))]
     if fixable:
-        tail.append(f"[*] {fixable} fixable with the `--fix` option.")
+        tail.append(SAY("ruff_fixable", fixable=fixable))
     return with_exit("\n".join(lines + tail), 1)
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
+    return f"{n} {word}{_s(n)}"
 
 
 def mypy_output(errors: list[str], checked: int) -> str:
     sources = _plural(checked, "source file")
     if not errors:
-        return with_exit(f"Success: no issues found in {sources}", 0)
+        return with_exit(SAY("mypy_clean", sources=sources), 0)
     files = _plural(len({e.split(":", 1)[0] for e in errors}), "file")
-    summary = f"Found {_plural(len(errors), 'error')} in {files} (checked {sources})"
+    summary = SAY("mypy_found", errors=_plural(len(errors), "error"), files=files, sources=sources)
     return with_exit("\n".join([*errors, summary]), 1)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib.resources import files
+from random import Random
 from typing import Any
 
 import yaml
@@ -29,3 +30,20 @@ def yaml_data(name: str) -> Any:
 def render(name: str, **values: Any) -> str:
     """The template ``data/<name>`` (a fictional file) filled with :meth:`str.format`."""
     return text(name).format(**values)
+
+
+class Wording:
+    """The message templates in ``data/<name>`` (or in its ``section``): each name maps to
+    one :meth:`str.format` template or to a list of alternatives the caller's RNG picks from."""
+
+    def __init__(self, name: str, section: str = "") -> None:
+        data = yaml_data(name)
+        self._templates: dict[str, Any] = data[section] if section else data
+
+    def __call__(self, key: str, /, **values: Any) -> str:
+        """The template ``key``, filled."""
+        return self._templates[key].format(**values)
+
+    def pick(self, rng: Random, key: str, /, **values: Any) -> str:
+        """One of the alternatives under ``key`` (one ``rng.choice`` draw), filled."""
+        return rng.choice(self._templates[key]).format(**values)

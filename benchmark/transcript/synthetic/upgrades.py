@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import benchmark.transcript.synthetic.outputs as outputs
+import benchmark.transcript.synthetic.resources as resources
 import benchmark.transcript.synthetic.steps as steps
 import benchmark.transcript.synthetic.topics as topics
 from benchmark.transcript.synthetic.deps import Pin
@@ -10,6 +11,8 @@ from benchmark.transcript.synthetic.episodes import decide, intro, requirement_e
 from benchmark.transcript.synthetic.scenarios import failed_test, function_lines
 from benchmark.transcript.synthetic.session import Session, Task
 from benchmark.transcript.synthetic.tables import bug_stories, project_values
+
+SAY = resources.Wording("upgrades.yaml")
 
 
 def upgrade(s: Session, pin: Pin, goal: Task | None) -> None:
@@ -19,80 +22,57 @@ def upgrade(s: Session, pin: Pin, goal: Task | None) -> None:
     test_path = p.test_path(used) if p.exists(p.test_path(used)) else "tests/test_api.py"
     site = outputs.site_packages(p)
     error = pin.error.replace("{site}", site)
-    intro(
-        s,
-        goal,
-        rng.choice(
-            (
-                f"Dependabot bumped {pkg} to {bad} overnight and CI went red. Can you sort it out?",
-                f"I ran `pip install -U {pkg}` to pick up a security fix, it installed {bad}, and "
-                "now the "
-                "tests fail. Can you look?",
-                f"The fresh CI image pulled {pkg} {bad} and {test_path} fails. What happened?",
-            )
-        ),
-    )
-    t_find = steps.unique_task(s, f"find out why {pkg} {bad} breaks {pin.used_in}.py")
-    t_pin = steps.unique_task(s, f"pin {pkg} or port {pin.used_in}.py to {bad}")
-    command = f"pytest {test_path} -q"
+    w = {"pkg": pkg, "good": good, "bad": bad, "used_in": pin.used_in, "reason": pin.reason}
+    intro(s, goal, SAY.pick(rng, "ask", test_path=test_path, **w))
+    t_find = steps.unique_task(s, SAY("task_find", **w))
+    t_pin = steps.unique_task(s, SAY("task_pin", **w))
+    command = SAY("command", test_path=test_path)
     output = _pin_failure(s, pin, used, test_path, error)
     err = steps.failed_run(
         s,
-        f"{rng.choice(topics.ACKS)} Reproducing with what's installed:",
+        SAY("reproduce", ack=rng.choice(topics.ACKS)),
         command,
         output,
-        f"run the tests against {pkg} {bad}",
+        SAY("reproduce_purpose", **w),
         error,
         error.split(":")[0],
         add=[t_find, t_pin],
     )
-    _, show_i = s.bash(
-        "Checking the installed version:",
-        f"pip show {pkg}",
-        outputs.pip_show(pkg, bad, site, [], [p.pkg]),
-    )
+    show = outputs.pip_show(pkg, bad, site, [], [p.pkg])
+    _, show_i = s.bash(SAY("show"), SAY("show_command", **w), show)
     s.fact("distractor", pkg, bad, show_i, of="version", target=good)
-    s.read(f"The traceback ends in our code in {used}:", [used])
+    s.read(SAY("read_used", used=used), [used])
     usage = pin.usage.replace("{pkg}", p.pkg)
-    s.grep("Any other place that does the same?", usage.split("(")[0].strip()[:40], "src")
+    s.grep(SAY("grep_more"), usage.split("(")[0].strip()[:40], "src")
     values = {**project_values(p), "package": pkg, "good": good, "bad": bad}
     decision = bug_stories()["upgrade"].decision({**values, "used_in": pin.used_in})
-    decide(s, f"Found it: {pin.reason}.", decision, close=[t_find])
+    decide(s, SAY("found", **w), decision, close=[t_find])
     req = p.file("requirements.txt")
-    old, new = requirement_edit(req.text, pkg, f"{pkg}=={good}  # {bad} breaks {pin.used_in}.py")
-    e_i = s.edit(
-        f"I'll pin {pkg} to {good} because {pin.reason}.",
-        "requirements.txt",
-        old,
-        new,
-        f"pinned {pkg}=={good} ({bad} breaks {pin.used_in}.py)",
-    )
-    s.fact("version", pkg, good, e_i, pin=f"{pkg}=={good}", reason=pin.reason, rejected=bad)
-    s.bash(
-        "Installing the pinned version:",
-        f"pip install '{pkg}=={good}'",
-        outputs.pip_install(pkg, good, bad, [], site),
-    )
+    old, new = requirement_edit(req.text, pkg, SAY("requirement", **w))
+    e_i = s.edit(SAY("pin", **w), "requirements.txt", old, new, SAY("pin_change", **w))
+    s.fact("version", pkg, good, e_i, pin=SAY("pin_fact", **w), reason=pin.reason, rejected=bad)
+    install = outputs.pip_install(pkg, good, bad, [], site)
+    s.bash(SAY("install"), SAY("install_command", **w), install)
     _, v_out = s.bash(
-        "And the tests again:",
+        SAY("rerun"),
         command,
         outputs.pytest_run(p, rng, [test_path], [], quiet=True)[0],
         close=[t_pin],
     )
     err["details"]["fixed_at"] = v_out
-    later = [steps.unique_task(s, f"port {pin.used_in}.py to {pkg} {bad} and drop the pin")]
+    later = [steps.unique_task(s, SAY("task_port", **w))]
     if rng.random() < 0.5:
-        later = steps.follow_ups(s, f"the {pkg} pin", f"needing {pkg} {good}", test_path)
-    summary = f"{pkg} is pinned to {good} in requirements.txt; {bad} stays blocked until we port."
+        thing, behaviour = SAY("follow_up_thing", **w), SAY("follow_up_behaviour", **w)
+        later = steps.follow_ups(s, thing, behaviour, test_path)
     s.say(
-        summary,
+        SAY("summary", **w),
         add=later,
         close=[goal] if goal else [],
         full=True,
         heading=rng.choice(topics.CLOSED_HEADINGS),
     )
     if rng.random() < 0.7:
-        steps.commit(s, f"Pin {pkg} to {good}")
+        steps.commit(s, SAY("commit", **w))
     if rng.random() < 0.45:
         steps.housekeeping(s)
 
