@@ -121,7 +121,7 @@ def validate(cfg: DictConfig | dict[str, Any], parts: bool = True) -> BenchmarkC
     except ValidationError as exc:
         raise UserError(validation_message(exc, model=BenchmarkConfig)) from None
     check_endpoints(data)
-    check_rules(config)  # between groups (benchmark.config_rules), before any work
+    check_rules(config, parts)  # between groups (benchmark.config_rules), before any work
     if parts:
         check_components(config)
     check_output_dirs(config)

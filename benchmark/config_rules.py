@@ -30,11 +30,14 @@ PROVIDER_ONLY_POLICIES = frozenset({"benchmark.policy.opaque.Opaque"})
 VERDICT_MODE_CRITERIA = frozenset({"recall_correctness"})
 
 
-def check_rules(config: Any) -> None:
-    """Every rule between groups holds; the first broken one is a ``UserError``."""
+def check_rules(config: Any, parts: bool = True) -> None:
+    """Every rule between groups holds; the first broken one is a ``UserError``.
+    ``parts=False`` (a caller that builds no part) skips the rules that import a part's
+    class to tell what it is, so the LLM stack is not loaded."""
     check_probe_types(config)
     check_verdict_rubric(config)
-    check_provider(config)
+    if parts:
+        check_provider(config)
 
 
 def check_probe_types(config: Any) -> None:
