@@ -10,9 +10,10 @@ split into phases by CPU time: interpreter and imports, Hydra composition and
 validation, the tracking store made ready (MLflow imported and opened), sessions
 loaded from the cache, probe sets from the cache, compaction, answering/judging
 (with fact survival), the scorecard and run record, and MLflow logging. Baselines
-(``python -c pass``, ``import benchmark``, ``import benchmark.job``, ``import
-mlflow``) are timed side by side in the same sitting. Machines here are shared: read
-CPU seconds and ratios, and say what else was running (the load average is printed).
+(``python -c pass``, ``import benchmark``, ``import benchmark.job``, ``import openai``,
+``import mlflow`` and its SQLite store) are timed side by side in the same sitting.
+Machines here are shared: read CPU seconds and ratios, and say what else was running
+(the load average is printed).
 """
 
 from __future__ import annotations
@@ -115,7 +116,9 @@ def main() -> None:
         ("python -c pass", "pass"),
         ("import benchmark", "import benchmark"),
         ("import benchmark.job", "import benchmark.job"),
+        ("import openai", "import openai"),
         ("import mlflow", "import mlflow"),
+        ("import mlflow + its SQLite store", "import mlflow.store.tracking.sqlalchemy_store"),
     ]:
         wall, cpu, _ = _run([py, "-c", code], work)
         rows.append((name, wall, cpu))
