@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -55,6 +56,12 @@ print(json.dumps({
     "error": log.error.message.splitlines()[0] if log.error else None,
 }))
 """
+
+
+def _children_cpu() -> float:
+    """User + system seconds of this process's finished children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 class PeerUnavailable(RuntimeError):
@@ -160,10 +167,11 @@ def run_peer(
     python: str | None = None,
 ) -> dict[str, Any]:
     """inspect_ai's LLM phase against ``base_url`` (an OpenAI-compatible ``.../v1``), in a
-    child process: ``{"span_s", "calls", "served", "wall_s", "ratio", "completed"}``.
+    child process: ``{"span_s", "calls", "served", "wall_s", "ratio", "cpu_s", "completed"}``.
 
-    ``wall_s`` is the whole ``inspect eval`` process. Raises :class:`PeerUnavailable` when
-    no interpreter has inspect_ai, ``RuntimeError`` when the eval did not run every sample.
+    ``wall_s`` and ``cpu_s`` (user + system) are the whole ``inspect eval`` process. Raises
+    :class:`PeerUnavailable` when no interpreter has inspect_ai, ``RuntimeError`` when the
+    eval did not run every sample.
     """
     interpreter = peer_python(python)
     inputs = sample_inputs(samples, context_tokens)
@@ -180,10 +188,13 @@ def run_peer(
             "--max-connections", str(max_connections), "--no-fail-on-error",
             "--display", "none", "--log-dir", str(logs),
         ]  # fmt: skip
+        cpu: list[float] = []
         env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "stub-key"}
 
         def evaluate() -> None:
+            cpu.append(_children_cpu())
             ran = subprocess.run(command, env=env, capture_output=True, text=True)
+            cpu.append(_children_cpu())
             if ran.returncode != 0:
                 last = (ran.stderr.strip() or ran.stdout.strip() or "?").splitlines()[-1]
                 raise RuntimeError(f"inspect eval exited with {ran.returncode}: {last}")
@@ -197,14 +208,15 @@ def run_peer(
         raise RuntimeError(
             f"inspect ran {log['completed']} of {samples} samples ({log['status']}): {log['error']}"
         )
-    return {**figures, "completed": log["completed"]}
+    return {**figures, "cpu_s": cpu[1] - cpu[0], "completed": log["completed"]}
 
 
 def bare_burst(
     base_url: str, inputs: tuple[str, ...], calls: int, in_flight: int, latency: float
 ) -> dict[str, Any]:
     """``calls`` chat completions with the ``openai`` SDK over aiohttp, ``in_flight`` at once,
-    cycling through ``inputs``: the reference for what the server allows."""
+    cycling through ``inputs``: the reference for what the server allows. ``cpu_s`` is this
+    process's (the stats polls included)."""
     from openai import AsyncOpenAI, DefaultAioHttpClient
 
     async def send_all() -> None:
@@ -222,7 +234,9 @@ def bare_burst(
 
             await asyncio.gather(*(one(i) for i in range(calls)))
 
-    return at_server(base_url, lambda: asyncio.run(send_all()), latency, in_flight)
+    cpu = time.process_time()
+    figures = at_server(base_url, lambda: asyncio.run(send_all()), latency, in_flight)
+    return {**figures, "cpu_s": time.process_time() - cpu}
 
 
 def main() -> None:
@@ -251,11 +265,12 @@ def main() -> None:
         f"{args.samples} samples, {args.context_tokens} tokens each, "
         f"{args.latency * 1000:.0f} ms/call, {args.concurrency} in flight"
     )
-    print(f"{'':<22}{'calls':>7}{'span at server':>16}{'ratio to ideal':>16}{'whole process':>15}")
+    head = ("calls", "span at server", "ratio to ideal", "whole process", "its CPU")
+    print(f"{'':<22}{head[0]:>7}{head[1]:>16}{head[2]:>16}{head[3]:>15}{head[4]:>10}")
     for name, row in rows:
         print(
             f"{name:<22}{row['calls']:>7}{row['span_s']:>14.2f} s"
-            f"{row['ratio']:>16.3f}{row['wall_s']:>13.2f} s"
+            f"{row['ratio']:>16.3f}{row['wall_s']:>13.2f} s{row['cpu_s']:>8.2f} s"
         )
 
 
