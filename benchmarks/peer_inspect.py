@@ -1,16 +1,17 @@
 """inspect_ai's equivalent of our job's LLM phase, timed at the same loopback server.
 
     python benchmarks/peer_inspect.py [--samples 500] [--latency 0.2] [--concurrency 64]
-        [--context-tokens 20000] [--python PATH]
+        [--context-tokens 20000] [--python PATH] [--log-samples]
 
 Each sample is about ``--context-tokens`` tokens of a synthetic agent session and a
 question; inspect answers it with ``generate()`` and grades the answer with
 ``model_graded_qa()`` (2 calls per sample, like our answerer then judge), at
 ``--max-connections``. inspect_ai is not a dependency of this package: it runs as
 ``inspect eval`` in its own interpreter (``--python``, else ``$INSPECT_PYTHON``, else
-``/work/inspect-venv/bin/python``). A bare ``openai`` client over aiohttp sends the same
-number of calls to the same stub in the same run, as the reference of what the server
-allows. Figures are taken at the server (``GET /stub/stats``), so start-up and logging
+``/work/inspect-venv/bin/python``), keeping no samples in its log unless ``--log-samples``
+(the faster peer, so the stricter comparison). A bare ``openai`` client over aiohttp sends
+the same number of calls to the same stub in the same run, as the reference of what the
+server allows. Figures are taken at the server (``GET /stub/stats``), so start-up and logging
 are outside the span; the ratio is ``calls x latency / concurrency / span``.
 ``benchmarks/job_throughput.py`` imports :func:`run_peer` to put it beside our job.
 """
@@ -165,13 +166,15 @@ def run_peer(
     context_tokens: int,
     latency: float = 0.2,
     python: str | None = None,
+    log_samples: bool = False,
 ) -> dict[str, Any]:
     """inspect_ai's LLM phase against ``base_url`` (an OpenAI-compatible ``.../v1``), in a
     child process: ``{"span_s", "calls", "served", "wall_s", "ratio", "cpu_s", "completed"}``.
 
     ``wall_s`` and ``cpu_s`` (user + system) are the whole ``inspect eval`` process. Raises
     :class:`PeerUnavailable` when no interpreter has inspect_ai, ``RuntimeError`` when the
-    eval did not run every sample.
+    eval did not run every sample. Unless ``log_samples``, inspect keeps no samples or
+    realtime events in its log, which halved its span here: the stricter peer to beat.
     """
     interpreter = peer_python(python)
     inputs = sample_inputs(samples, context_tokens)
@@ -188,6 +191,8 @@ def run_peer(
             "--max-connections", str(max_connections), "--no-fail-on-error",
             "--display", "none", "--log-dir", str(logs),
         ]  # fmt: skip
+        if not log_samples:
+            command += ["--no-log-samples", "--no-log-realtime"]
         cpu: list[float] = []
         env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "stub-key"}
 
@@ -246,6 +251,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64, help="calls in flight")
     parser.add_argument("--context-tokens", type=int, default=20_000, help="tokens per context")
     parser.add_argument("--python", default=None, help="interpreter with inspect_ai")
+    parser.add_argument(
+        "--log-samples", action="store_true", help="inspect logs samples and events (its default)"
+    )
     args = parser.parse_args()
 
     from benchmark.stub import serve_in_subprocess
@@ -257,7 +265,13 @@ def main() -> None:
     inputs = sample_inputs(args.samples, args.context_tokens)
     with serve_in_subprocess(latency=args.latency) as base_url:
         peer = run_peer(
-            base_url, args.samples, args.concurrency, args.context_tokens, args.latency, python
+            base_url,
+            args.samples,
+            args.concurrency,
+            args.context_tokens,
+            args.latency,
+            python,
+            args.log_samples,
         )
         bare = bare_burst(base_url, inputs, peer["calls"], args.concurrency, args.latency)
     rows = [("inspect_ai", peer), ("bare openai, aiohttp", bare)]
