@@ -84,9 +84,11 @@ def main() -> None:
     for warmth in ("cold", "warm"):
         (t1, m1), (t2, m2) = figures[small, warmth], figures[large, warmth]
         verdict = "ok" if t2 / t1 <= args.factor else "OVER"
+        added = large - small
         print(
             f"{warmth}: {args.factor}x sessions -> time x{t2 / t1:.2f} ({verdict}, at most "
-            f"x{args.factor}), peak RSS {m1:.0f} -> {m2:.0f} MiB (x{m2 / m1:.2f})"
+            f"x{args.factor}), peak RSS {m1:.0f} -> {m2:.0f} MiB (x{m2 / m1:.2f}); per added "
+            f"session {(t2 - t1) / added:.2f} s, {(m2 - m1) / added:+.2f} MiB"
         )
 
 
