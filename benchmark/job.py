@@ -16,7 +16,7 @@ from rich.console import Console
 
 from benchmark import interrupt, scorecard
 from benchmark.config import BenchmarkConfig
-from benchmark.job_files import job_files
+from benchmark.job_files import RunFiles, job_files, run_folder
 from benchmark.llm.preflight import preflight
 from benchmark.parts import build_parts
 from benchmark.pipeline import run_job
@@ -35,34 +35,43 @@ def job(config: BenchmarkConfig, resolved: dict[str, Any]) -> tuple[RunRecord, O
 
         # Migrate a fresh store (or reach the server) before the work, not after it.
         prepare_tracking(config.tracking)
+    folder, temporary = run_folder()
+    files = RunFiles(folder)  # contexts and replies go to files as each point is done
     try:
-        result = run_job(config, parts)
+        result = run_job(config, parts, sink=files.point)
     except interrupt.JobInterrupted as stop:
         partial = stop.result
         quiet = Console(file=io.StringIO(), width=160)  # the partial table goes to the run only
         card = "INTERRUPTED (Ctrl-C): the probes finished before it\n" + scorecard.render(
             partial, quiet
         )
-        return job_record(config, resolved, partial, card), Outcome(interrupted=partial)
+        record = job_record(config, resolved, partial, card, files)
+        return record.keeping(temporary), Outcome(interrupted=partial)
+    finally:
+        files.close()
     card = scorecard.render(result)
     outcome = Outcome(
         objective=objective_value(result.metrics(), config.objective),
         failure=failure(result.failed_fraction, config.execution.fail_on_error, result),
     )
-    return job_record(config, resolved, result, card), outcome
+    return job_record(config, resolved, result, card, files).keeping(temporary), outcome
 
 
 def job_record(
-    config: BenchmarkConfig, resolved: dict[str, Any], result: JobResult, card: str
+    config: BenchmarkConfig,
+    resolved: dict[str, Any],
+    result: JobResult,
+    card: str,
+    files: RunFiles | None = None,
 ) -> RunRecord:
     """The job's run: flattened config as params, scores as metrics, the rest as artifacts
-    (KILLED when ``result`` was interrupted)."""
+    (KILLED when ``result`` was interrupted); ``files``: the folder streamed as it ran."""
     clean = redact(resolved)
     metrics = result.metrics()
     objectives = {"score_per_kilotoken": score_per_kilotoken(metrics)}
-    files = job_files(result, clean)
+    texts = job_files(result, clean)
     if card:
-        files["scorecard.txt"] = card
+        texts["scorecard.txt"] = card
     return RunRecord(
         run_name=scrub_setting(config.run_name),
         params=flatten(clean),
@@ -82,7 +91,8 @@ def job_record(
         },
         step_metrics=[_point_metrics(point) for point in result.points],
         tables={"results_table.json": columns(result.rows())},
-        artifacts=files,
+        artifacts=texts,
+        artifact_dir=files.folder if files is not None else None,
         inputs=result.inputs,
         calls=result.calls,
         status="KILLED" if result.interrupted else "FINISHED",

@@ -1,4 +1,10 @@
-"""The files a job's run holds (its record's artifacts), as text by path.
+"""The files a job's run holds, written as its points finish, so the job holds none of them.
+
+Each point's compacted context, its probes, answers, judgments and an LLM judge's
+records go to files in the run's folder (``RunFiles``) the moment the point is done;
+the job keeps only what its metrics and table need (``RunFiles.point`` returns the
+point without its context and judge records). ``benchmark.tracking.log_run`` logs the
+folder as it is. The few small files (config, manifest) stay text (``job_files``).
 
 Transcript text in them is redacted already (as it loaded); what is scrubbed here is
 text from elsewhere: the manifest's paths, import warnings and skip reasons, and
@@ -8,41 +14,85 @@ every ``error`` (an exception's message may quote a server reply or a config val
 from __future__ import annotations
 
 import json
-from typing import Any
+import shutil
+import tempfile
+from pathlib import Path
+from typing import IO, Any
 
 import yaml
 
+from benchmark.judge.base import CriterionResult, Judgment
 from benchmark.redaction import scrub_strings
-from benchmark.results import JobResult
+from benchmark.results import JobResult, PointResult, ProbeResult
 
 _ERRORS = frozenset({"error"})
+RUN_FILES = "run_files"  # the folder in the job's Hydra output folder
 
 
 def job_files(result: JobResult, resolved_config: dict[str, Any]) -> dict[str, str]:
-    """Config, probes, compacted contexts, answers and judge records as JSON/YAML files.
-
-    Judge records reference the compacted context by point instead of
-    repeating it per probe (it is in ``contexts/``).
-    """
+    """The run's small files as text: the config and the transcripts' manifest."""
     files = {"config.yaml": yaml.safe_dump(resolved_config, sort_keys=False)}
     if result.inputs is not None:
         manifest = scrub_strings(result.inputs.model_dump(mode="json"))
         files["transcripts/manifest.json"] = json.dumps(manifest, indent=1)
-    probes, answers, judgments = [], [], []
-    for point in result.points:
+    return files
+
+
+def run_folder() -> tuple[Path, tempfile.TemporaryDirectory[str] | None]:
+    """Where a job streams its run files: ``run_files/`` in Hydra's output folder, emptied
+    (it is the job's own), or a temporary folder outside Hydra (returned, to keep alive)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if HydraConfig.initialized():
+        folder = Path(HydraConfig.get().runtime.output_dir) / RUN_FILES
+        shutil.rmtree(folder, ignore_errors=True)  # a rerun in the same folder starts empty
+        return folder, None
+    temporary = tempfile.TemporaryDirectory(prefix="benchmark-run-")
+    return Path(temporary.name), temporary
+
+
+class RunFiles:
+    """Writes probes, compacted contexts, answers, judgments and judge records as JSON
+    (Lines) files in ``folder``, point by point.
+
+    Judge records reference the compacted context by point instead of repeating it per
+    probe (it is in ``contexts/``). ``probes.json`` is one JSON list, written item by
+    item; ``judge_records.jsonl`` exists only when a judge kept records.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self._probes = self._open("probes.json")
+        self._answers = self._open("answers.jsonl")
+        self._judgments = self._open("judgments.jsonl")
+        self._records: IO[str] | None = None
+        self._listed = 0  # probes written to probes.json so far
+
+    def _open(self, name: str) -> IO[str]:
+        return open(self.folder / name, "w", encoding="utf-8")  # noqa: SIM115 (closed in close)
+
+    def point(self, point: PointResult) -> PointResult:
+        """Write ``point``'s files; return it as the job keeps it (``lean``)."""
         pid = f"{point.point.transcript_id}/point_{point.point.ordinal}"
-        files[f"contexts/{pid}.json"] = json.dumps(
-            {
-                "point": point.point.model_dump(),
-                "tokens_after": point.tokens_after,
-                "messages": [m.model_dump(exclude_none=True) for m in point.context],
-            },
-            indent=1,
+        context = self.folder / "contexts" / f"{pid}.json"
+        context.parent.mkdir(parents=True, exist_ok=True)
+        context.write_text(
+            json.dumps(
+                {
+                    "point": point.point.model_dump(),
+                    "tokens_after": point.tokens_after,
+                    "messages": [m.model_dump(exclude_none=True) for m in point.context],
+                },
+                indent=1,
+            ),
+            encoding="utf-8",
         )
         for r in point.probes:
-            probes.append(r.probe.model_dump())
-            answers.append({"probe_id": r.probe.id, **r.answer.model_dump()})
-            judgments.append(
+            self._list(r.probe.model_dump())
+            _line(self._answers, {"probe_id": r.probe.id, **r.answer.model_dump()})
+            _line(
+                self._judgments,
                 {
                     "probe_id": r.probe.id,
                     "context": f"contexts/{pid}.json",
@@ -51,16 +101,46 @@ def job_files(result: JobResult, resolved_config: dict[str, Any]) -> dict[str, s
                     "ground_truth": r.probe.gold.model_dump(),
                     **r.judgment.model_dump(),
                     "score": r.score,
-                }
+                },
             )
-    if result.judge_records:
-        files["judge_records.jsonl"] = _jsonl(result.judge_records)
-    files["probes.json"] = json.dumps(probes, indent=1)
-    files["answers.jsonl"] = _jsonl(answers)
-    files["judgments.jsonl"] = _jsonl(judgments)
-    return files
+            for record in r.judge_records():
+                if self._records is None:
+                    self._records = self._open("judge_records.jsonl")
+                _line(self._records, record)
+        return lean(point)
+
+    def _list(self, item: dict[str, Any]) -> None:
+        """One item of ``probes.json``, laid out as ``json.dumps(items, indent=1)`` would."""
+        text = json.dumps(item, indent=1).replace("\n", "\n ")  # newlines in strings are \n
+        self._probes.write(("[\n " if not self._listed else ",\n ") + text)
+        self._listed += 1
+
+    def close(self) -> None:
+        """Finish ``probes.json`` and close every file (safe to call twice)."""
+        if not self._probes.closed:
+            self._probes.write("\n]" if self._listed else "[]")
+        for file in (self._probes, self._answers, self._judgments, self._records):
+            if file is not None:
+                file.close()
 
 
-def _jsonl(rows: list[dict[str, Any]]) -> str:
-    rows = scrub_strings(rows, _ERRORS)
-    return "".join(json.dumps(row) + "\n" for row in rows)
+def lean(point: PointResult) -> PointResult:
+    """``point`` with what its files hold and no metric needs left out: its context, and
+    each judgment's record and reasoning (scores, failures and panel members stay)."""
+    return point.model_copy(update={"context": [], "probes": [_lean(r) for r in point.probes]})
+
+
+def _lean(result: ProbeResult) -> ProbeResult:
+    update: dict[str, Any] = {"judgment": _scores_only(result.judgment)}
+    if result.control is not None:
+        update["control"] = _lean(result.control)
+    return result.model_copy(update=update)
+
+
+def _scores_only(judgment: Judgment) -> Judgment:
+    results = [CriterionResult(criterion=r.criterion, score=r.score) for r in judgment.results]
+    return judgment.model_copy(update={"results": results, "record": None})
+
+
+def _line(file: IO[str], row: dict[str, Any]) -> None:
+    file.write(json.dumps(scrub_strings(row, _ERRORS)) + "\n")

@@ -9,6 +9,7 @@ run by ``benchmark.scheduling``; each probe is evaluated by ``benchmark.evaluati
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from benchmark import interrupt
@@ -41,7 +42,11 @@ from benchmark.transcript.sources import LoadedTranscripts, load_transcripts
 log = logging.getLogger(__name__)
 
 
-def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
+def run_job(
+    config: BenchmarkConfig,
+    parts: Parts | None = None,
+    sink: Callable[[PointResult], PointResult] | None = None,
+) -> JobResult:
     """Compact point by point on this thread; answer and judge each probe concurrently.
 
     A point's probes are scheduled as soon as its context is compacted, so the
@@ -52,9 +57,11 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
     records its facts' survival in the context, and with ``control=true`` its
     answer and judgment from the uncompacted session too. Ctrl-C cancels the calls in
     flight and raises ``JobInterrupted`` holding the probes finished so far.
+    Each point, once all its probes are in, goes through ``sink`` (``RunFiles.point``:
+    written to files, kept lean), so the job does not hold every context and reply.
     """
     parts = parts or build_parts(config)
-    job = _Job(config, parts)
+    job = _Job(config, parts, sink)
     try:
         job.run()
     except KeyboardInterrupt:
@@ -68,9 +75,15 @@ def run_job(config: BenchmarkConfig, parts: Parts | None = None) -> JobResult:
 class _Job:
     """One job's state as it runs, so that Ctrl-C at any moment leaves what was done."""
 
-    def __init__(self, config: BenchmarkConfig, parts: Parts) -> None:
+    def __init__(
+        self,
+        config: BenchmarkConfig,
+        parts: Parts,
+        sink: Callable[[PointResult], PointResult] | None = None,
+    ) -> None:
         self.config = config
         self.parts = parts
+        self.sink = sink or (lambda point: point)
         self.loaded: LoadedTranscripts | None = None
         self.unmeasured = not_measured(config.rubric, parts.judge, parts.answerer)
         self.first_asked = FirstAsked()
@@ -133,9 +146,18 @@ class _Job:
                     for p in probes:
                         scheduled.futures.append(scheduler.submit(p, context, progress))
                     previous = (point, context)
+                    self.collect(wait=False)
                 _warn_no_probes(transcript, transcript_points, config, made)
-            for s in pending:
-                self.points.append(s.result(config))
+            self.collect(wait=True)
+
+    def collect(self, wait: bool) -> None:
+        """Move the points whose probes are all in (``wait``: every point) from ``pending``
+        through the sink into ``points``, in schedule order. A point stays pending until
+        its result is in, so Ctrl-C while waiting for it leaves it to ``stop``."""
+        while self.pending and (wait or _settled(self.pending[0])):
+            point = self.pending[0].result(self.config)
+            self.pending.pop(0)
+            self.points.append(self.sink(point))
 
     def stop(self) -> JobResult:
         """After Ctrl-C: cancel the calls in flight and keep the probes that finished.
@@ -148,12 +170,12 @@ class _Job:
             for future in (*s.futures, *s.controls):
                 future.cancel()  # False once done: then its result stands
         cancel_all()
-        points, unfinished = [], 0
+        points, unfinished = list(self.points), 0
         for s in self.pending:
             point, missing = s.partial(self.config)
             unfinished += missing
             if point is not None:
-                points.append(point)
+                points.append(self.sink(point))
         return self.result(points, interrupted=True, unfinished=unfinished)
 
     def result(
@@ -178,6 +200,12 @@ class _Job:
             interrupted=interrupted,
             unfinished_probes=unfinished,
         )
+
+
+def _settled(point: ScheduledPoint) -> bool:
+    """Compacted (or failed to) with every probe's result in: collecting it cannot block."""
+    futures = (*point.futures, *point.controls)
+    return point.compaction_tried and all(f.done() for f in futures)
 
 
 def _probes(
@@ -250,12 +278,5 @@ def _warn_no_probes(
 
 
 def judge_records(point: PointResult) -> list[dict[str, Any]]:
-    """The LLM judge's input and raw output per judgment, in probe order, with probe ids
-    (a control-arm judgment is marked ``"arm": "control"``)."""
-    records = []
-    for r in point.probes:
-        if r.judgment.record is not None:
-            records.append({"probe_id": r.probe.id, **r.judgment.record})
-        if r.control is not None and r.control.judgment.record is not None:
-            records.append({"probe_id": r.probe.id, "arm": "control", **r.control.judgment.record})
-    return records
+    """The LLM judge's input and raw output per judgment, in probe order, with probe ids."""
+    return [record for r in point.probes for record in r.judge_records()]

@@ -42,6 +42,17 @@ class ProbeResult(BaseModel):
     def failed(self) -> bool:
         return self.answer.failed or self.judgment.failed
 
+    def judge_records(self) -> list[dict]:
+        """An LLM judge's input and raw output for this probe, with its id (a control-arm
+        judgment is marked ``"arm": "control"``); empty for a judge that keeps none."""
+        records = []
+        if self.judgment.record is not None:
+            records.append({"probe_id": self.probe.id, **self.judgment.record})
+        if self.control is not None and self.control.judgment.record is not None:
+            control = self.control.judgment.record
+            records.append({"probe_id": self.probe.id, "arm": "control", **control})
+        return records
+
 
 class PointResult(BaseModel):
     point: CompactionPoint

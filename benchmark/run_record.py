@@ -9,9 +9,10 @@ and extended without the store.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from benchmark.llm.usage import CallRecord
 from benchmark.redaction import redact_settings
@@ -35,12 +36,23 @@ class RunRecord(BaseModel):
         default=[], description="one dict per step (a job's compaction points)"
     )
     artifacts: dict[str, str] = Field(default={}, description="file path in the run -> text")
+    artifact_dir: Path | None = Field(
+        None,
+        description="a folder whose files are logged as they are (a job's streamed run "
+        "files: contexts, probes, answers, judgments), never read into memory",
+    )
     tables: dict[str, dict[str, list[Any]]] = Field(
         default={}, description="artifact file -> columns (an MLflow table)"
     )
     inputs: TranscriptManifest | None = Field(None, description="logged as dataset inputs")
     calls: list[CallRecord] = Field(default=[], description="LLM calls, logged as a trace")
     status: Literal["FINISHED", "KILLED"] = "FINISHED"
+    _keep: Any = PrivateAttr(None)  # what must live as long as the record (a temp folder)
+
+    def keeping(self, owner: Any) -> RunRecord:
+        """This record, holding ``owner`` (e.g. the temporary ``artifact_dir``) alive."""
+        self._keep = owner
+        return self
 
 
 @dataclass(frozen=True)

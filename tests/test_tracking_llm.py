@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from conftest import SMALL, compose_config
@@ -69,6 +70,9 @@ def test_log_run_writes_any_record_as_one_run(tmp_path):
     from benchmark.tracking.mlflow_store import tracking_uri
 
     tracking = TrackingConfig(store_dir=str(tmp_path / "mlruns"), experiment="records")
+    streamed = tmp_path / "run_files"  # files a job wrote as it ran: logged as they are
+    (streamed / "contexts").mkdir(parents=True)
+    (streamed / "contexts" / "point_0.json").write_text("{}")
     record = RunRecord(
         run_name="by-hand",
         params={"policy.name": "none"},
@@ -77,6 +81,7 @@ def test_log_run_writes_any_record_as_one_run(tmp_path):
         step_metrics=[{"point/tokens_before": 10.0}, {"point/tokens_before": 20.0}],
         tables={"t.json": {"a": [1, 2]}},
         artifacts={"nested/notes.txt": "hello", "config.yaml": "a: 1\n"},
+        artifact_dir=streamed,
         status="KILLED",
     )
     run_id = log_run(record, tracking)
@@ -88,6 +93,79 @@ def test_log_run_writes_any_record_as_one_run(tmp_path):
     steps = client.get_metric_history(run_id, "point/tokens_before")
     assert [(m.step, m.value) for m in steps] == [(0, 10.0), (1, 20.0)]
     paths = {a.path for a in client.list_artifacts(run_id)}
-    assert {"t.json", "nested", "config.yaml"} <= paths
+    assert {"t.json", "nested", "config.yaml", "contexts"} <= paths
     local = client.download_artifacts(run_id, "nested/notes.txt", str(tmp_path))
     assert Path(local).read_text() == "hello"
+    local = client.download_artifacts(run_id, "contexts/point_0.json", str(tmp_path))
+    assert Path(local).read_text() == "{}"
+
+
+def test_run_files_stream_points_and_keep_them_lean(tmp_path):
+    """A job's files are written point by point, laid out as whole-list JSON would be, and
+    the point the job keeps holds no context, judge record or reasoning, only scores."""
+    from benchmark.answerer.base import Answer
+    from benchmark.compaction import CompactionPoint
+    from benchmark.job_files import RunFiles
+    from benchmark.judge.base import CriterionResult, Judgment
+    from benchmark.probe.models import Evidence, Fact, Gold, Probe
+    from benchmark.results import PointResult, ProbeResult
+    from benchmark.transcript.models import Message
+
+    empty = RunFiles(tmp_path / "empty")
+    empty.close()
+    assert (tmp_path / "empty" / "probes.json").read_text() == json.dumps([], indent=1)
+    assert not (tmp_path / "empty" / "judge_records.jsonl").exists()
+
+    def point(ordinal: int) -> PointResult:
+        probe = Probe(
+            id=f"p{ordinal}",
+            transcript_id="t",
+            point=ordinal,
+            type="recall",
+            question="what\nfailed?",
+            gold=Gold(answer='the "build"', facts=[Fact(kind="identifier", text="build")]),
+            evidence=[Evidence(message_index=3, quote="build")],
+            position=0.5,
+        )
+        judgment = Judgment(
+            results=[CriterionResult(criterion="accuracy_factual", score=4, reasoning="ok")],
+            record={"messages": [{"role": "user", "content": "long context"}]},
+        )
+        result = ProbeResult(probe=probe, answer=Answer(text="build"), judgment=judgment, score=4)
+        return PointResult(
+            point=CompactionPoint(
+                transcript_id="t",
+                ordinal=ordinal,
+                head_end=2,
+                tail_start=6,
+                end=9,
+                tokens_before=900,
+            ),
+            tokens_after=100,
+            context=[Message(role="user", content="kept")],
+            probes=[result],
+        )
+
+    files = RunFiles(tmp_path / "run")
+    points = [point(0), point(1)]
+    kept = [files.point(p) for p in points]
+    files.close()
+    folder = tmp_path / "run"
+    probes = [p.probes[0].probe.model_dump() for p in points]
+    assert (folder / "probes.json").read_text() == json.dumps(probes, indent=1)
+    judgments = [json.loads(line) for line in (folder / "judgments.jsonl").open()]
+    assert [j["context"] for j in judgments] == [
+        "contexts/t/point_0.json",
+        "contexts/t/point_1.json",
+    ]
+    assert judgments[0]["results"][0]["reasoning"] == "ok"
+    records = [json.loads(line) for line in (folder / "judge_records.jsonl").open()]
+    assert [r["probe_id"] for r in records] == ["p0", "p1"]
+    context = json.loads((folder / "contexts" / "t" / "point_1.json").read_text())
+    assert context["messages"] == [{"role": "user", "content": "kept"}]
+    for lean, full in zip(kept, points, strict=True):
+        assert lean.context == [] and lean.tokens_after == full.tokens_after
+        (result,) = lean.probes
+        assert result.judgment.record is None and result.judgment.results[0].reasoning == ""
+        assert result.judgment.scores() == full.probes[0].judgment.scores()
+        assert (result.score, result.answer) == (full.probes[0].score, full.probes[0].answer)

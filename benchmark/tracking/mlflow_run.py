@@ -69,6 +69,8 @@ def _log_content(record: RunRecord, sweep: SweepInfo | None) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
         mlflow.log_artifacts(tmp)
+    if record.artifact_dir is not None:
+        mlflow.log_artifacts(str(record.artifact_dir))
 
 
 def sweep_tags(sweep: SweepInfo | None) -> dict[str, str]:
