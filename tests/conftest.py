@@ -4,6 +4,7 @@ message, endpoint and process builders the test files share."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -75,6 +76,30 @@ def default_sessions(tmp_path_factory):
     config = validate(compose_config())
     loaded = load_transcripts(config.transcript, redactor_for(config), cache_dir)
     return config, loaded, cache_dir
+
+
+@pytest.fixture(scope="session")
+def migrated_db(tmp_path_factory) -> Path:
+    """An empty MLflow SQLite store, created and migrated once per test session: migrating
+    costs seconds, a copy milliseconds. No experiment in it (an experiment records its
+    artifact folder, which must be the copying test's)."""
+    from mlflow import MlflowClient
+
+    from benchmark.tracking.store_check import DB_NAME
+
+    db = tmp_path_factory.mktemp("migrated") / DB_NAME
+    MlflowClient(tracking_uri=f"sqlite:///{db}").search_experiments()
+    return db
+
+
+@pytest.fixture
+def mlflow_store(tmp_path, migrated_db) -> Path:
+    """``tmp_path/mlruns``: a store folder holding a copy of the migrated store, for tests
+    about what a job logs rather than about creating a store (test_store_concurrency.py)."""
+    store = tmp_path / "mlruns"
+    store.mkdir()
+    shutil.copyfile(migrated_db, store / migrated_db.name)
+    return store
 
 
 def run_point(config, transcript, point, policy, answerer, judge):

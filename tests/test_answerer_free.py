@@ -118,7 +118,7 @@ def test_without_control_there_is_no_retention():
     assert all(r.control is None for r in result.probe_results)
 
 
-def test_survival_and_retention_reach_mlflow(tmp_path):
+def test_survival_and_retention_reach_mlflow(tmp_path, mlflow_store):
     store = tmp_path / "mlruns"
     overrides = ["tracking=mlflow", f"tracking.store_dir={store}", "control=true"]
     cfg = compose_config([*SMALL, "policy=truncate", *overrides])

@@ -471,7 +471,7 @@ def mlflow_runs(tmp_path):
     return client, client.search_runs([exp.experiment_id])
 
 
-def test_cli_audit_prints_the_summary_and_logs_a_run(tmp_path):
+def test_cli_audit_prints_the_summary_and_logs_a_run(tmp_path, mlflow_store):
     proc = cli(["+audit=judge", "judge=reference"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Judge audit: judge=reference" in proc.stdout
@@ -531,7 +531,7 @@ def test_cli_audit_prints_the_summary_and_logs_a_run(tmp_path):
         select(client, None, "compaction-benchmark")
 
 
-def test_cli_audit_sweep_logs_one_tagged_run_per_job(tmp_path):
+def test_cli_audit_sweep_logs_one_tagged_run_per_job(tmp_path, mlflow_store):
     proc = cli(
         ["-m", "+audit=judge", "judge=reference", "audit.samples=1,2", *TINY],
         tmp_path,

@@ -24,7 +24,7 @@ def run_cli(args: list[str], cwd) -> subprocess.CompletedProcess:
     return run_benchmark(args, cwd, OFFLINE_ENV)
 
 
-def test_default_run_logs_one_mlflow_run(tmp_path, default_sessions):
+def test_default_run_logs_one_mlflow_run(tmp_path, default_sessions, mlflow_store):
     # The default job, with the session cache the default_sessions fixture filled.
     proc = run_cli([f"cache.dir={default_sessions[2]}"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]

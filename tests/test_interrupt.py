@@ -101,7 +101,9 @@ def cached(tmp_path: Path) -> int:
             return 0
 
 
-def test_ctrl_c_during_llm_calls_logs_a_killed_run_and_a_rerun_resumes(openai_stub, tmp_path):
+def test_ctrl_c_during_llm_calls_logs_a_killed_run_and_a_rerun_resumes(
+    openai_stub, tmp_path, mlflow_store
+):
     served: list[str] = []
     judged: list[str] = []
     lock = threading.Lock()
@@ -158,7 +160,9 @@ def test_ctrl_c_during_llm_calls_logs_a_killed_run_and_a_rerun_resumes(openai_st
 
 
 @pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
-def test_ctrl_c_while_generating_sessions_logs_a_killed_run_with_no_probe(tmp_path, sweep):
+def test_ctrl_c_while_generating_sessions_logs_a_killed_run_with_no_probe(
+    tmp_path, sweep, mlflow_store
+):
     """Offline, interrupted while the sessions are generated (the store is ready by then):
     the run is logged as KILLED holding the config and no probe. In a sweep, the sweep
     stops there: its second job never starts."""

@@ -338,7 +338,7 @@ def read_table(path: Path) -> list[dict]:
 MEMBERS = ["gpt4o", "claude", "reference"]
 
 
-def test_panel_job_logs_combined_scores_and_agreement(stub, keys, tmp_path):
+def test_panel_job_logs_combined_scores_and_agreement(stub, keys, tmp_path, mlflow_store):
     from mlflow import MlflowClient
 
     from benchmark.__main__ import run

@@ -26,7 +26,7 @@ def cli(args: list[str], cwd, key: str = "sk-test") -> subprocess.CompletedProce
     return run_benchmark(args, cwd, {**os.environ, "OPENAI_API_KEY": key, "NO_PROXY": "*"}, 300)
 
 
-def test_too_many_failures_exit_1_after_logging(openai_stub, tmp_path):
+def test_too_many_failures_exit_1_after_logging(openai_stub, tmp_path, mlflow_store):
     openai_stub.reply = lambda _: Fault.status(500)
     proc = cli(
         [
@@ -196,7 +196,7 @@ def _cached(store) -> int:
         return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
 
-def test_killed_run_resumes_without_repeating_a_completed_call(openai_stub, tmp_path):
+def test_killed_run_resumes_without_repeating_a_completed_call(openai_stub, tmp_path, mlflow_store):
     openai_stub.reply = varied_reply
     reference = cli(job_args(openai_stub, tmp_path, "reference"), tmp_path)
     assert reference.returncode == 0, reference.stderr[-2000:]
@@ -236,7 +236,7 @@ def test_killed_run_resumes_without_repeating_a_completed_call(openai_stub, tmp_
     assert run_metrics(tmp_path, "resumed") == run_metrics(tmp_path, "reference")
 
 
-def test_two_jobs_share_one_cache_at_once(openai_stub, tmp_path):
+def test_two_jobs_share_one_cache_at_once(openai_stub, tmp_path, mlflow_store):
     openai_stub.reply = varied_reply
     openai_stub.latency = 0.01
     env = {**os.environ, "OPENAI_API_KEY": "sk-test", "NO_PROXY": "*"}

@@ -424,7 +424,7 @@ def test_a_folder_of_odd_entries_skips_and_lists_each_with_why(tmp_path):
     assert loaded.manifest.passed_over["not a transcript.extensions file"] >= 2
 
 
-def test_a_job_over_odd_entries_skips_them_and_lists_each(tmp_path):
+def test_a_job_over_odd_entries_skips_them_and_lists_each(tmp_path, mlflow_store):
     folder = tmp_path / "sessions"
     folder.mkdir()
     odd = {c.name: c for c in CASES + FOLDERS}

@@ -22,9 +22,10 @@ POLICIES = [
 
 
 @pytest.fixture(scope="module")
-def default_results(tmp_path_factory):
-    """Every LLM-free policy on the default experiment (shared probe cache)."""
-    cache = tmp_path_factory.mktemp("cache")
+def default_results(default_sessions):
+    """Every LLM-free policy on the default experiment (the session cache of
+    ``default_sessions``, so the sessions are generated once per test session)."""
+    cache = default_sessions[2]
     results = {}
     for policy in POLICIES:
         cfg = compose_config([f"policy={policy}", "tracking=disabled", f"cache.dir={cache}"])

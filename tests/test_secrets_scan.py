@@ -213,7 +213,7 @@ def window_for(sessions: Path) -> int:
     return math.ceil((min(totals) - 5) / 0.8)
 
 
-def test_no_planted_secret_leaves_the_job(openai_stub, tmp_path, sessions):
+def test_no_planted_secret_leaves_the_job(openai_stub, tmp_path, sessions, mlflow_store):
     openai_stub.reply = scripted_reply
     common = [
         "transcript=files",

@@ -73,7 +73,7 @@ def first_requests_garbage(count: int):
 # -- the summarizer ------------------------------------------------------------------------
 
 
-def test_summarizer_endpoint_down_fails_every_probe_and_the_run_is_logged(tmp_path):
+def test_summarizer_endpoint_down_fails_every_probe_and_the_run_is_logged(tmp_path, mlflow_store):
     url = refused_url()
     summarizer = ["policy=hermes", "summarizer=local", *endpoint_overrides("summarizer", url)]
     with pytest.raises(JobFailed) as failed:
@@ -95,7 +95,9 @@ def test_summarizer_endpoint_down_fails_every_probe_and_the_run_is_logged(tmp_pa
     assert logged_metrics(tmp_path / "tolerant" / "mlruns")["failures/fraction"] == 1.0
 
 
-def test_a_summarizer_reply_without_its_sections_fails_only_its_point(openai_stub, tmp_path):
+def test_a_summarizer_reply_without_its_sections_fails_only_its_point(
+    openai_stub, tmp_path, mlflow_store
+):
     tries = FAST["max_retries"] + 1
     openai_stub.reply = first_requests_garbage(tries)  # every try at the first point
     overrides = [
@@ -143,7 +145,7 @@ def test_a_failed_point_is_marked_in_the_job_result(openai_stub):
 # -- the probe writer ----------------------------------------------------------------------
 
 
-def test_probe_writer_endpoint_down_skips_its_points_and_the_run_is_logged(tmp_path):
+def test_probe_writer_endpoint_down_skips_its_points_and_the_run_is_logged(tmp_path, mlflow_store):
     url = refused_url()
     writer = ["probe=llm_local", *endpoint_overrides("probe.writer", url)]
     with pytest.raises(JobFailed) as failed:
@@ -160,7 +162,9 @@ def test_probe_writer_endpoint_down_skips_its_points_and_the_run_is_logged(tmp_p
     assert logged_metrics(tmp_path / "tolerant" / "mlruns")["points/probe_writer_failed"] > 0
 
 
-def test_a_probe_writer_failing_at_one_point_skips_only_that_point(openai_stub, tmp_path):
+def test_a_probe_writer_failing_at_one_point_skips_only_that_point(
+    openai_stub, tmp_path, mlflow_store
+):
     tries = FAST["max_retries"] + 1
     openai_stub.reply = first_requests_garbage(tries)
     overrides = [
@@ -183,7 +187,7 @@ def test_a_probe_writer_failing_at_one_point_skips_only_that_point(openai_stub, 
 # -- failing fast --------------------------------------------------------------------------
 
 
-def test_a_refused_judge_ends_with_one_line_naming_its_base_url(tmp_path):
+def test_a_refused_judge_ends_with_one_line_naming_its_base_url(tmp_path, mlflow_store):
     url = refused_url()
     proc = cli(
         [

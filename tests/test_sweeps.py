@@ -72,7 +72,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_parallel_sweep_leaves_every_run_grouped(tmp_path):
+def test_parallel_sweep_leaves_every_run_grouped(tmp_path, mlflow_store):
     sweep_dir = tmp_path / "sweep"
     proc = run_sweep(
         [
@@ -219,7 +219,7 @@ def test_parallel_sweep_logs_to_a_tracking_server(tmp_path, mlflow_server):
     assert not (tmp_path / "mlruns").exists()  # nothing was logged locally
 
 
-def test_optuna_search_returns_the_objective(tmp_path):
+def test_optuna_search_returns_the_objective(tmp_path, mlflow_store):
     sweep_dir = tmp_path / "sweep"
     proc = run_sweep(
         [

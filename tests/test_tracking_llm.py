@@ -13,7 +13,7 @@ from benchmark.__main__ import run
 SECRET = "sk-test-SECRET-4b1d"
 
 
-def test_llm_job_logs_records_usage_and_no_secret(openai_stub, monkeypatch, tmp_path):
+def test_llm_job_logs_records_usage_and_no_secret(openai_stub, monkeypatch, tmp_path, mlflow_store):
     openai_stub.reply = scripted_llm
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     store = tmp_path / "mlruns"
@@ -60,7 +60,7 @@ def test_llm_job_logs_records_usage_and_no_secret(openai_stub, monkeypatch, tmp_
             assert SECRET.encode() not in path.read_bytes(), path
 
 
-def test_log_run_writes_any_record_as_one_run(tmp_path):
+def test_log_run_writes_any_record_as_one_run(tmp_path, mlflow_store):
     """The one MLflow writer takes plain data: a job's or an audit's record alike."""
     from mlflow import MlflowClient
 

@@ -127,7 +127,7 @@ def test_forced_format_must_match(tmp_path):
         _files_config(CHAT, "transcript.format=pdf")
 
 
-def test_job_over_a_mixed_folder_records_its_files_in_mlflow(mixed, tmp_path):
+def test_job_over_a_mixed_folder_records_its_files_in_mlflow(mixed, tmp_path, mlflow_store):
     proc = run_cli(
         [
             "transcript=files",
