@@ -47,6 +47,9 @@ _MARKS = {
 }
 
 
+_POINT = re.compile(r"point \d+: \d+ -> (\d+) tokens$")
+
+
 @dataclass(frozen=True)
 class JobRun:
     """One job process: its wall time, exit code, log lines (time, logger, text), probes."""
@@ -59,6 +62,11 @@ class JobRun:
 
     def mark(self, name: str) -> float | None:
         return next((t for t, _, text in self.lines if _MARKS[name].match(text)), None)
+
+    def context_tokens(self) -> int:
+        """The mean compacted context, from the job's ``point N: a -> b tokens`` lines."""
+        kept = [int(m[1]) for _, _, text in self.lines if (m := _POINT.search(text))]
+        return sum(kept) // len(kept) if kept else 0
 
     def probes(self) -> int | None:
         found = [text for _, _, text in self.lines if _MARKS["answered"].match(text)]
@@ -187,7 +195,7 @@ def main() -> None:
         for phase, seconds in phases(job):
             table.add_row(f"  {phase}", "-" if seconds is None else f"{seconds:.2f} s")
     if args.peer:
-        result = peer(args, probes or 500, 22_000)
+        result = peer(args, probes or 500, cold.context_tokens())
         if isinstance(result, str):
             table.add_row("inspect_ai", result)
         else:
