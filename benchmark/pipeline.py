@@ -20,6 +20,7 @@ from benchmark.interrupt import JobInterrupted
 from benchmark.judge.measured import not_measured
 from benchmark.llm import close_all
 from benchmark.llm.loop import cancel_all
+from benchmark.llm.prompting import forget_prepared, prepare_render
 from benchmark.parts import Parts, build_parts
 from benchmark.probe.extract import why_no_probes
 from benchmark.probe.models import Probe
@@ -47,11 +48,12 @@ def run_job(
     parts: Parts | None = None,
     sink: Callable[[PointResult], PointResult] | None = None,
 ) -> JobResult:
-    """Compact point by point on this thread; answer and judge each probe concurrently.
+    """Compact point by point on this thread; then answer and judge every probe concurrently.
 
-    A point's probes are scheduled as soon as its context is compacted, so the
-    next compaction overlaps with their LLM calls, and each probe's judgment
-    starts when its own answer is in (no barrier between stages). Results are
+    Probe extraction and compaction (CPU) run first, for every point; only then are
+    all probes scheduled, so the LLM loop runs at the speed of the network with no
+    CPU-bound stage competing for the interpreter, and each probe's judgment starts
+    when its own answer is in (no barrier between stages). Results are
     collected in schedule order, so the outcome does not depend on timing.
     A probe repeated at a later point of its session is asked once; each probe
     records its facts' survival in the context, and with ``control=true`` its
@@ -69,6 +71,7 @@ def run_job(
         raise JobInterrupted(job.stop()) from None
     finally:
         close_all()
+        forget_prepared()
     return job.result(job.points)
 
 
@@ -89,11 +92,14 @@ class _Job:
         self.first_asked = FirstAsked()
         self.pending: list[ScheduledPoint] = []
         self.points: list[PointResult] = []
+        self.render_ahead = False  # LLM stages: render each context before the calls start
 
     def run(self) -> None:
         config, parts = self.config, self.parts
+        log.info("loading transcripts")
         self.loaded = load_transcripts(config.transcript, redactor_for(config), config.cache_path)
         transcripts = self.loaded.transcripts
+        log.info("loaded %d transcript(s)", len(transcripts))
         points_of = _points(transcripts, config.compaction)
         scheduler = ProbeScheduler(
             parts,
@@ -102,53 +108,21 @@ class _Job:
             rollup=config.rubric.without(self.unmeasured),
         )
         arms = 2 if config.control else 1
-        pending = self.pending
+        self.render_ahead = scheduler.concurrent
         with JobProgress(parts.ledger, config.execution.progress) as progress:
+            # CPU first: every point's probes and compacted context, with no call in flight,
+            # so the CPU work never starves the LLM loop; then every probe at once.
             for transcript, transcript_points in zip(transcripts, points_of, strict=True):
-                previous: tuple[CompactionPoint, list[Message]] | None = None
-                made = 0  # probes from this transcript, plus points skipped with a warning
-                for point in transcript_points:
-                    probes, writer_error = _probes(config, transcript, point, parts)
-                    probes = self.first_asked(probes)
-                    made += len(probes) + (writer_error is not None)
-                    progress.add(len(probes) * arms)
-                    # The control arm: the same probes asked of the uncompacted session.
-                    uncompacted = transcript.messages[: point.end]
-                    scheduled = ScheduledPoint(
-                        point, [], [], [], [], probe_writer_error=writer_error, probes=probes
-                    )
-                    pending.append(scheduled)  # from here on, Ctrl-C cancels what it holds
-                    for p in probes if config.control else []:
-                        scheduled.controls.append(scheduler.submit(p, uncompacted, progress))
-                    try:
-                        context = compact_point(config, transcript, point, parts.policy, previous)
-                    except UserError:
-                        raise
-                    except Exception as exc:  # recorded per probe, never scored
-                        error = stage_error("compaction failed", exc)
-                        log.warning(
-                            "%s point %d: %s; its %d probe(s) are counted as failed",
-                            transcript.id,
-                            point.ordinal,
-                            error,
-                            len(probes),
-                        )
-                        scheduled.compaction_error = error
-                        scheduled.compaction_tried = True
-                        scheduled.survival = [None] * len(probes)
-                        scheduled.futures = [failed_future(p, error, progress) for p in probes]
-                        previous = None  # the next point compacts from the raw session
-                        continue
-                    facts = ContextFacts(context)
-                    scheduled.context = context
-                    scheduled.survival = [facts.survival(p) for p in probes]
-                    scheduled.compaction_tried = True
-                    for p in probes:
-                        scheduled.futures.append(scheduler.submit(p, context, progress))
-                    previous = (point, context)
-                    self.collect(wait=False)
-                _warn_no_probes(transcript, transcript_points, config, made)
+                self._prepare(transcript, transcript_points, progress, arms)
+            log.info(
+                "prepared %d probe(s) at %d point(s)",
+                sum(len(s.probes) for s in self.pending),
+                len(self.pending),
+            )
+            for scheduled in self.pending:
+                self._submit(scheduled, scheduler, progress)
             self.collect(wait=True)
+        log.info("evaluated %d probe(s)", sum(len(p.probes) for p in self.points))
 
     def collect(self, wait: bool) -> None:
         """Move the points whose probes are all in (``wait``: every point) from ``pending``
@@ -158,6 +132,68 @@ class _Job:
             point = self.pending[0].result(self.config)
             self.pending.pop(0)
             self.points.append(self.sink(point))
+
+    def _prepare(
+        self,
+        transcript: Transcript,
+        transcript_points: list[CompactionPoint],
+        progress: JobProgress,
+        arms: int,
+    ) -> None:
+        """One transcript's points, in order: probes, compacted context, facts' survival."""
+        config, parts = self.config, self.parts
+        previous: tuple[CompactionPoint, list[Message]] | None = None
+        made = 0  # probes from this transcript, plus points skipped with a warning
+        for point in transcript_points:
+            probes, writer_error = _probes(config, transcript, point, parts)
+            probes = self.first_asked(probes)
+            made += len(probes) + (writer_error is not None)
+            progress.add(len(probes) * arms)
+            scheduled = ScheduledPoint(
+                point, [], [], [], [], probe_writer_error=writer_error, probes=probes
+            )
+            # The control arm: the same probes asked of the uncompacted session.
+            scheduled.uncompacted = transcript.messages[: point.end] if config.control else None
+            self.pending.append(scheduled)  # from here on, Ctrl-C accounts for it
+            try:
+                context = compact_point(config, transcript, point, parts.policy, previous)
+            except UserError:
+                raise
+            except Exception as exc:  # recorded per probe, never scored
+                error = stage_error("compaction failed", exc)
+                log.warning(
+                    "%s point %d: %s; its %d probe(s) are counted as failed",
+                    transcript.id,
+                    point.ordinal,
+                    error,
+                    len(probes),
+                )
+                scheduled.compaction_error = error
+                scheduled.survival = [None] * len(probes)
+                previous = None  # the next point compacts from the raw session
+                continue
+            facts = ContextFacts(context)
+            if self.render_ahead:
+                prepare_render(context)
+            scheduled.context = context
+            scheduled.survival = [facts.survival(p) for p in probes]
+            previous = (point, context)
+        _warn_no_probes(transcript, transcript_points, config, made)
+
+    def _submit(
+        self, scheduled: ScheduledPoint, scheduler: ProbeScheduler, progress: JobProgress
+    ) -> None:
+        """A prepared point's probes (and their control arm) onto the LLM loop."""
+        probes = scheduled.probes
+        if scheduled.uncompacted is not None:
+            uncompacted = scheduled.uncompacted
+            scheduled.controls = [scheduler.submit(p, uncompacted, progress) for p in probes]
+        if scheduled.compaction_error is not None:
+            error = scheduled.compaction_error
+            scheduled.futures = [failed_future(p, error, progress) for p in probes]
+        else:
+            scheduled.futures = [scheduler.submit(p, scheduled.context, progress) for p in probes]
+        scheduled.compaction_tried = True
 
     def stop(self) -> JobResult:
         """After Ctrl-C: cancel the calls in flight and keep the probes that finished.

@@ -103,7 +103,8 @@ class ScheduledPoint:
     compaction_error: str | None = None
     probe_writer_error: str | None = None
     probes: list[Probe] = field(default_factory=list)
-    compaction_tried: bool = False  # compacted, or failed to: its token figures are settled
+    compaction_tried: bool = False  # compacted (or failed to) and its probes scheduled
+    uncompacted: list[Message] | None = None  # the control arm's context (control=true)
 
     def result(self, config: BenchmarkConfig) -> PointResult:
         controls = [c.result() for c in self.controls] or [None] * len(self.futures)

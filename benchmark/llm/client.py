@@ -38,7 +38,7 @@ from benchmark.llm.reach import (
     reach_of,
     shown_url,
 )
-from benchmark.llm.reply_cache import ResponseCache, request_key
+from benchmark.llm.reply_cache import ResponseCache, body_text, request_key
 from benchmark.llm.retry import (
     InvalidReply,
     MalformedReply,
@@ -51,7 +51,8 @@ from benchmark.llm.usage import Usage, UsageLedger
 from benchmark.redaction import clip, environment_secrets, scrub
 
 T = TypeVar("T")
-Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+# A request's sender: the body, and its canonical JSON when the cache key needed it.
+Send = Callable[[dict[str, Any], str | None], Awaitable[dict[str, Any]]]
 
 
 class LLMError(Exception):
@@ -237,10 +238,11 @@ class LLMClient:
         self, api: str, body: dict[str, Any], attempt: int, send: Send
     ) -> dict[str, Any]:
         """One request: from the cache, or sent within the endpoint's concurrency limit."""
-        key = None
+        key = text = None
         account = partial(self.ledger.account, self.role, self.endpoint, api, body)
         if self.cache is not None:
-            key = self._cache_key(api, body)
+            text = body_text(body)  # the key hashes it; the chat path sends it as is
+            key = self._cache_key(api, body, text)
             hit = self.cache.get(key, attempt)
             if hit is not None:
                 if not hit.get(REFUSED):
@@ -251,7 +253,7 @@ class LLMClient:
                 raise self._unreachable()
             start = time.time_ns()
             try:
-                value = await send(body)
+                value = await send(body, text)
             except openai.APIStatusError as exc:  # the server answered: it is reachable
                 self._reach.reached = True
                 account(start, None, error=_describe(exc, self._key_names))
@@ -284,10 +286,9 @@ class LLMClient:
             key, model = self._cache_key("chat.completions", body), self.endpoint.model
             self.cache.put(key, attempt, {REFUSED: True}, model=model, role=self.role)
 
-    def _cache_key(self, api: str, body: dict[str, Any]) -> str:
-        return request_key(
-            api=api, model=self.endpoint.model, base_url=self.endpoint.base_url, body=body
-        )
+    def _cache_key(self, api: str, body: dict[str, Any], text: str | None = None) -> str:
+        e = self.endpoint
+        return request_key(api=api, model=e.model, base_url=e.base_url, body=body, text=text)
 
     def _slot(self) -> asyncio.Semaphore:
         """The endpoint's concurrency limit, shared by every client of that endpoint."""
@@ -301,8 +302,9 @@ class LLMClient:
         self._semaphore = slot
         return slot
 
-    async def _send_chat(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Chat completions over the lean transport (:mod:`benchmark.llm.http`)."""
+    async def _send_chat(self, body: dict[str, Any], text: str | None = None) -> dict[str, Any]:
+        """Chat completions over the lean transport (:mod:`benchmark.llm.http`); ``text``
+        is ``body`` encoded already."""
         if self._transport is None:
             self._transport = ChatTransport(
                 self.endpoint.base_url,
@@ -311,7 +313,7 @@ class LLMClient:
                 self.endpoint.connect_timeout_s,
             )
             _OPEN.add(self)
-        reply = json.loads(await self._transport.post(body))
+        reply = json.loads(await self._transport.post(body if text is None else text))
         choices = reply.get("choices") if isinstance(reply, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise ValueError("reply has no choices")

@@ -51,8 +51,9 @@ class ChatTransport:
         self.timeout = request_timeout(timeout_s, connect_timeout_s)
         self._session: aiohttp.ClientSession | None = None
 
-    async def post(self, body: dict[str, Any]) -> bytes:
-        """The raw reply body; an HTTP error or a timeout raises the SDK's exception."""
+    async def post(self, body: dict[str, Any] | str) -> bytes:
+        """The raw reply body (``body`` a dict, or its JSON text); an HTTP error or a
+        timeout raises the SDK's exception."""
         if self._session is None:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0),
@@ -60,7 +61,8 @@ class ChatTransport:
                 timeout=self.timeout,
             )
         try:
-            payload = json.dumps(body, ensure_ascii=False).encode()
+            text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+            payload = text.encode()
             # A request abandoned before its headers (timeout, cancelled job) closes its
             # connection inside aiohttp; one abandoned while its body is read, here.
             response = await self._session.post(self.url, data=payload)

@@ -31,41 +31,89 @@ def has_encrypted(messages: Sequence[Message]) -> bool:
     return any(m.compaction is not None for m in messages)
 
 
-# Every probe of a point renders the same messages: remember the last few renders.
-# Requests copy the list, but the Message objects are shared, so they are the key.
-_RENDERED: dict[tuple[tuple[int, ...], int], tuple[tuple[Message, ...], str]] = {}
-_RENDERED_MAX = 8
-_RENDERED_LOCK = threading.Lock()
+# Every probe of a point renders the same messages, for its answer and its judgment, and
+# a job schedules every point's probes at once. A job renders each point's context ahead
+# (:func:`prepare_render`, kept until :func:`forget_prepared`), so the LLM loop does not
+# tokenize; other contexts are remembered while recent. The Message objects are shared
+# by the requests of a point, so their identities are the key.
+_RECENT_MAX = 64
+_LOCK = threading.Lock()
+_RECENT: dict[tuple[int, ...], _Context] = {}
+_PREPARED: dict[tuple[int, ...], _Context] = {}
 
 
-# The labelled blocks of the last few contexts and their token counts: a context fitted
-# into an endpoint's window is rendered at a different budget for each request.
-_BLOCKS: dict[tuple[int, ...], tuple[tuple[Message, ...], list[str], list[str], list[int]]] = {}
+class _Context:
+    """One context's blocks, and its whole rendering: every budget it fits in gets it."""
+
+    def __init__(self, kept: tuple[Message, ...]) -> None:
+        self.kept = kept  # keeps the messages alive, so the ids stay theirs
+        self.labels, self.bodies, self.counts = _blocks(kept)
+        self.whole: tuple[str, int] | None = None  # the text, and the least budget giving it
+        self.clipped: dict[int, str] = {}  # smaller budgets (a window fit tries a few)
+
+    def render(self, max_tokens: int) -> str:
+        whole = self.whole
+        if whole is not None and max_tokens >= whole[1]:
+            return whole[0]  # no tokenizing: the same text for every request of the point
+        hit = self.clipped.get(max_tokens)
+        if hit is not None:
+            return hit
+        text = _assemble(self.labels, self.bodies, self.counts, max_tokens)
+        every_block = self.every_block()
+        if whole is None and max_tokens >= every_block:
+            exact = tokens.count(text)
+            if exact <= max_tokens:  # not trimmed: any budget this large gives this text
+                self.whole = (text, max(every_block, exact))
+                return text
+        if len(self.clipped) >= _RECENT_MAX:
+            self.clipped.pop(next(iter(self.clipped)))
+        self.clipped[max_tokens] = text
+        return text
+
+    def every_block(self) -> int:
+        """The least budget :func:`_assemble` keeps every block in."""
+        return sum(self.counts) + len(self.counts)
+
+
+def _key(messages: Sequence[Message]) -> tuple[tuple[Message, ...], tuple[int, ...]]:
+    kept = tuple(messages)
+    return kept, tuple(map(id, kept))
 
 
 def render_context(messages: Sequence[Message], max_tokens: int) -> str:
-    """:func:`render_messages`, memoized on the identity of the (frozen) messages,
-    because tokenizing a 60K-token context costs tens of ms per call."""
-    kept = tuple(messages)
-    ids = tuple(map(id, kept))
-    key = (ids, max_tokens)
-    with _RENDERED_LOCK:
-        hit = _RENDERED.get(key)
-        blocks = _BLOCKS.get(ids)
-    if hit is not None:  # the stored tuple keeps the objects alive, so ids are theirs
-        return hit[1]
-    if blocks is None:
-        blocks = (kept, *_blocks(kept))
-        with _RENDERED_LOCK:
-            if len(_BLOCKS) >= _RENDERED_MAX:
-                _BLOCKS.pop(next(iter(_BLOCKS)))
-            _BLOCKS[ids] = blocks
-    text = _assemble(*blocks[1:], max_tokens)
-    with _RENDERED_LOCK:
-        if len(_RENDERED) >= _RENDERED_MAX:
-            _RENDERED.pop(next(iter(_RENDERED)))
-        _RENDERED[key] = (kept, text)
-    return text
+    """:func:`render_messages`, memoized on the identity of the (frozen) messages:
+    tokenizing a 20K-token context costs ~10 ms, and every request of a point shows it."""
+    kept, ids = _key(messages)
+    with _LOCK:
+        context = _PREPARED.get(ids)
+        if context is None:
+            context = _RECENT.pop(ids, None)  # re-inserted last: the oldest goes first
+            if context is None:
+                context = _Context(kept)
+                if len(_RECENT) >= _RECENT_MAX:
+                    _RECENT.pop(next(iter(_RECENT)))
+            _RECENT[ids] = context
+        return context.render(max_tokens)
+
+
+def prepare_render(messages: Sequence[Message]) -> None:
+    """Render ``messages`` now (off the LLM loop), for every request that shows them whole;
+    kept until :func:`forget_prepared` (the end of the job)."""
+    kept, ids = _key(messages)
+    with _LOCK:
+        if ids in _PREPARED:
+            return
+    context = _Context(kept)
+    context.render(context.every_block())
+    with _LOCK:
+        _PREPARED[ids] = context
+
+
+def forget_prepared() -> None:
+    """Drop the contexts :func:`prepare_render` kept (and the recent ones)."""
+    with _LOCK:
+        _PREPARED.clear()
+        _RECENT.clear()
 
 
 def render_messages(messages: Sequence[Message], max_tokens: int) -> str:

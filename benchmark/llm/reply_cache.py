@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from benchmark.errors import UserError
+from benchmark.llm.encoded import dumps as json_text
 from benchmark.llm.endpoint import normalise_base_url
 
 CacheMode = Literal["use", "refresh", "off"]
@@ -77,7 +78,9 @@ class CacheStats(BaseModel):
     newest: float | None = None
 
 
-def request_key(*, api: str, model: str, base_url: str | None, body: Mapping[str, Any]) -> str:
+def request_key(
+    *, api: str, model: str, base_url: str | None, body: Mapping[str, Any], text: str | None = None
+) -> str:
     """SHA-256 hex of a request: the same request always maps to the same entry.
 
     ``api`` names the wire API (e.g. ``"chat.completions"``). ``body`` holds only
@@ -86,19 +89,26 @@ def request_key(*, api: str, model: str, base_url: str | None, body: Mapping[str
     settings (timeouts, retries, concurrency), keys or headers; top-level keys
     from :data:`TRANSPORT_KEYS` raise ``ValueError``. Dict order does not matter;
     value types do (``0`` and ``0.0`` differ), so pass typed config values.
+    ``text``: ``body_text(body)`` when the caller has it already (it is not encoded again).
     """
     leaked = sorted(TRANSPORT_KEYS.intersection(body))
     if leaked:
         raise ValueError(f"transport settings do not belong in a cache key: {', '.join(leaked)}")
-    payload = {
-        "v": KEY_VERSION,
-        "api": api,
-        "model": model,
-        "base_url": normalise_base_url(base_url),
-        "body": body,
-    }
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # The canonical JSON of {"api", "base_url", "body", "model", "v"}, keys in that order.
+    head = _canonical({"api": api, "base_url": normalise_base_url(base_url)})[:-1]
+    tail = _canonical({"model": model, "v": KEY_VERSION})[1:]
+    whole = f'{head},"body":{body_text(body) if text is None else text},{tail}'
+    return hashlib.sha256(whole.encode("utf-8")).hexdigest()
+
+
+def body_text(body: Mapping[str, Any]) -> str:
+    """A request body's canonical JSON (sorted keys, no spaces): what its key hashes, and
+    a valid body to send as is, so a large prompt is encoded once per request."""
+    return _canonical(body)
+
+
+def _canonical(value: Any) -> str:
+    return str(json_text(value, sort_keys=True, separators=(",", ":")))
 
 
 class ResponseCache:

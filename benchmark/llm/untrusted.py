@@ -46,6 +46,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from benchmark.llm.encoded import dumps as json_text
+
 DATA_KEY = "data"
 
 # Our text only. It must not name another prompt's cues (the scripted stub tells the
@@ -72,7 +74,7 @@ def payload(data: Mapping[str, Any], fields: Mapping[str, Any] | None = None) ->
     if fields and DATA_KEY in fields:
         raise ValueError(f"'{DATA_KEY}' is reserved for the untrusted material")
     body = {**(fields or {}), DATA_KEY: dict(data)}
-    return json.dumps(body, ensure_ascii=False, indent=1)
+    return json_text(body, indent=1)  # a point's context is escaped once, not per request
 
 
 def messages(

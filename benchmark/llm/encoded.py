@@ -1,0 +1,83 @@
+"""JSON text in which each long string is escaped once per process, not once per request.
+
+Every request of a compaction point carries the same ~100 KB rendered context, as a
+JSON string inside the user message, which is a JSON string inside the request body.
+JSON escaping works character by character, so the escaped form of a text is the
+escaped forms of its parts joined: :func:`dumps` escapes a long string it has seen
+before (the same object) from memory, and returns a :class:`JsonText` that knows its
+own escaped form, built from those parts, for the body that carries it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from typing import Any
+
+LONG = 4096  # shorter strings are escaped as they come: the memo would cost more
+_MEMO_MAX = 256
+_MEMO: dict[int, tuple[str, str]] = {}  # id(text) -> (text kept alive, its JSON string)
+_LOCK = threading.Lock()
+# Stands for a long string while the rest is encoded: private-use characters around a
+# per-process random tag, which JSON leaves as they are and no input can predict.
+_TAG = f"\ue000{secrets.token_hex(8)}\ue001"
+
+
+class JsonText(str):
+    """A JSON document (a str) with its own JSON string form, ``quoted``, known already."""
+
+    quoted: str
+
+
+def quoted(text: str) -> str:
+    """``json.dumps(text, ensure_ascii=False)``: from memory for a long string seen before."""
+    if isinstance(text, JsonText):
+        return text.quoted
+    if len(text) < LONG:
+        return json.encoder.encode_basestring(text)
+    with _LOCK:
+        hit = _MEMO.get(id(text))
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    value = json.encoder.encode_basestring(text)
+    with _LOCK:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[id(text)] = (text, value)
+    return value
+
+
+def dumps(value: Any, **options: Any) -> JsonText:
+    """``json.dumps(value, ensure_ascii=False, **options)``, its long strings escaped by
+    :func:`quoted`; the result knows its own JSON string form."""
+    longs: list[str] = []
+
+    def swap(v: Any) -> Any:
+        if isinstance(v, str) and len(v) >= LONG:
+            longs.append(v)
+            return f"{_TAG}{len(longs) - 1}{_TAG}"
+        if isinstance(v, dict):
+            return {k: swap(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [swap(x) for x in v]
+        return v
+
+    text = json.dumps(swap(value), ensure_ascii=False, **options)
+    parts = text.split(f'"{_TAG}')
+    plain, long_parts = [parts[0]], []
+    for part in parts[1:]:
+        index, rest = part.split(f'{_TAG}"', 1)
+        long_parts.append(quoted(longs[int(index)]))
+        plain.append(rest)
+    out = JsonText("".join(_interleave(plain, long_parts)))
+    inner = [json.encoder.encode_basestring(p)[1:-1] for p in plain]
+    out.quoted = '"' + "".join(_interleave(inner, [quoted(p)[1:-1] for p in long_parts])) + '"'
+    return out
+
+
+def _interleave(plain: list[str], long_parts: list[str]) -> list[str]:
+    out = [plain[0]]
+    for long_part, after in zip(long_parts, plain[1:], strict=True):
+        out += [long_part, after]
+    return out

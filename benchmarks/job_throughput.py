@@ -1,0 +1,223 @@
+"""A real job's LLM phase against a loopback server: calls, span and ratio to ideal, at the server.
+
+    python benchmarks/job_throughput.py [--latency 0.2] [--sessions 34] [--concurrency 64] [--peer]
+
+The stub runs in its own process (scripted replies, a fixed latency, no faults); the
+job runs in its own process exactly as a user starts it: ``python -m benchmark
+answerer=gpt4o judge=gpt4o`` with both endpoints at the stub, a fresh cache and a
+fresh MLflow store under a temporary folder, the preflight off so the server's span
+starts at the first real call. Figures are taken at the server (``GET /stub/stats``):
+calls, span from first request to last reply, and the ratio to ideal,
+``calls x latency / concurrency / span``. The whole process is split by the job's own
+log lines (``benchmark.pipeline`` logs each phase's end): startup, generation and
+loading, probes and compaction, the LLM phase, logging. A warm rerun on the same cache
+must make 0 calls. ``--peer`` also runs inspect_ai's equivalent (``benchmarks/peer_inspect.py``)
+against a fresh stub with the same settings. It reports, it does not gate: exit code 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from benchmark.stub import serve_in_subprocess
+
+ROOT = Path(__file__).resolve().parents[1]
+_STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]\[([\w.]+)\]\[\w+\] - (.*)$")
+# The job's own log lines that end each phase (benchmark.pipeline, benchmark.__main__).
+_MARKS = {
+    "started": re.compile(r"^loading transcripts"),
+    "loaded": re.compile(r"^loaded \d+ transcript"),
+    "prepared": re.compile(r"^prepared \d+ probe"),
+    "answered": re.compile(r"^evaluated \d+ probe"),
+}
+
+
+_POINT = re.compile(r"point \d+: \d+ -> (\d+) tokens$")
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """One job process: its wall time, exit code, log lines (time, logger, text), probes."""
+
+    wall: float
+    started: float
+    code: int
+    lines: list[tuple[float, str, str]]
+    output: str
+
+    def mark(self, name: str) -> float | None:
+        return next((t for t, _, text in self.lines if _MARKS[name].match(text)), None)
+
+    def context_tokens(self) -> int:
+        """The mean compacted context, from the job's ``point N: a -> b tokens`` lines."""
+        kept = [int(m[1]) for _, _, text in self.lines if (m := _POINT.search(text))]
+        return sum(kept) // len(kept) if kept else 0
+
+    def probes(self) -> int | None:
+        found = [text for _, _, text in self.lines if _MARKS["answered"].match(text)]
+        return int(found[0].split()[1]) if found else None
+
+
+def stats(base_url: str) -> dict[str, Any]:
+    root = base_url.removesuffix("/v1")
+    with urllib.request.urlopen(f"{root}/stub/stats", timeout=10) as reply:
+        return json.load(reply)
+
+
+def job_argv(base_url: str, folder: Path, sessions: int, concurrency: int) -> list[str]:
+    """The job as a user would start it, both endpoints at the stub, everything under ``folder``."""
+    argv = [sys.executable, "-m", "benchmark", "answerer=gpt4o", "judge=gpt4o"]
+    for role in ("answerer", "judge"):
+        argv += [
+            f"{role}.endpoint.base_url={base_url}",
+            f"{role}.endpoint.max_concurrency={concurrency}",
+            f"++{role}.endpoint.preflight=false",
+        ]
+    return argv + [
+        f"transcript.sessions={sessions}",
+        f"cache.dir={folder / 'cache'}",
+        f"tracking.store_dir={folder / 'mlruns'}",
+        f"hydra.run.dir={folder / 'outputs'}",
+        "execution.progress=log",
+    ]
+
+
+def run_job(argv: list[str], folder: Path) -> JobRun:
+    env = {**os.environ, "OPENAI_API_KEY": "stub-key", "PYTHONPATH": str(ROOT)}
+    started = time.time()
+    done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, check=False)
+    wall = time.time() - started
+    lines = []
+    for line in (done.stdout + done.stderr).splitlines():
+        found = _STAMP.match(line)
+        if found:
+            stamp = datetime.strptime(found[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+            lines.append((stamp, found[2], found[3]))
+    lines.sort(key=lambda x: x[0])
+    return JobRun(wall, started, done.returncode, lines, done.stdout + done.stderr)
+
+
+def phases(job: JobRun) -> list[tuple[str, float | None]]:
+    """Seconds per phase, from the job's log lines (None when a line is missing)."""
+    marks = [job.mark(name) for name in ("started", "loaded", "prepared", "answered")]
+    cuts = [job.started, *marks, job.started + job.wall]
+    names = [
+        "startup (imports, config, parts, store)",
+        "generation and loading",
+        "probes and compaction",
+        "LLM phase (answers and judgments)",
+        "scorecard and logging",
+    ]
+    out: list[tuple[str, float | None]] = []
+    for i, name in enumerate(names):
+        a, b = cuts[i], cuts[i + 1]
+        out.append((name, None if a is None or b is None else b - a))
+    return out
+
+
+def peer(args: argparse.Namespace, samples: int, context_tokens: int) -> dict[str, Any] | str:
+    """inspect_ai's equivalent run on a fresh stub, or why it was not run."""
+    try:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from peer_inspect import run_peer  # type: ignore[import-not-found]
+    except ImportError as exc:
+        return f"not run: benchmarks/peer_inspect.py not importable ({exc})"
+    with serve_in_subprocess(latency=args.latency, scripted=True) as base_url:
+        try:
+            return run_peer(base_url, samples, args.concurrency, context_tokens)
+        except Exception as exc:  # a missing inspect_ai is a report line, not a crash
+            return f"not run: {type(exc).__name__}: {exc}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.2, help="server delay per call, s")
+    parser.add_argument(
+        "--sessions", type=int, default=34, help="generated sessions (34 give >= 500 probes)"
+    )
+    parser.add_argument("--concurrency", type=int, default=64, help="max_concurrency of both")
+    parser.add_argument("--peer", action="store_true", help="also run inspect_ai's equivalent")
+    args = parser.parse_args()
+    console = Console(width=max(Console().width, 110))
+
+    with tempfile.TemporaryDirectory(prefix="job-throughput-") as tmp:
+        folder = Path(tmp)
+        with serve_in_subprocess(latency=args.latency, scripted=True) as base_url:
+            argv = job_argv(base_url, folder, args.sessions, args.concurrency)
+            cold = run_job(argv, folder)
+            after_cold = stats(base_url)
+            warm = run_job(argv, folder)
+            after_warm = stats(base_url)
+    for name, job in (("cold", cold), ("warm", warm)):
+        if job.code != 0:
+            console.print(f"[red]{name} job exited with {job.code}[/red]\n{job.output[-3000:]}")
+
+    calls = after_cold["served"]
+    span = (after_cold["last_reply_at"] or 0) - (after_cold["first_request_at"] or 0)
+    ideal = calls * args.latency / args.concurrency
+    ratio = ideal / span if span > 0 else float("nan")
+    warm_calls = after_warm["requests"] - after_cold["requests"]
+    probes = cold.probes()
+
+    table = Table(
+        title=f"Real job vs loopback stub: {args.latency * 1000:.0f} ms/call, "
+        f"{args.concurrency} in flight, {args.sessions} sessions"
+    )
+    for column in ("figure", "value", "target", "result"):
+        table.add_column(column)
+    table.add_row("probes", str(probes), "≥ 500", _ok(probes is not None and probes >= 500))
+    table.add_row("calls at the server (cold)", str(calls))
+    table.add_row("span at the server, first request to last reply", f"{span:.2f} s")
+    table.add_row(
+        "ratio to ideal (calls x latency / concurrency / span)",
+        f"{ideal:.2f} / {span:.2f} = {ratio:.3f}",
+        "≥ 0.85",
+        _ok(ratio >= 0.85),
+    )
+    table.add_row("calls at the server (warm rerun)", str(warm_calls), "0", _ok(warm_calls == 0))
+    for name, job in (("cold", cold), ("warm", warm)):
+        table.add_row(f"whole process ({name})", f"{job.wall:.2f} s")
+        for phase, seconds in phases(job):
+            table.add_row(f"  {phase}", "-" if seconds is None else f"{seconds:.2f} s")
+    if args.peer:
+        result = peer(args, probes or 500, cold.context_tokens())
+        if isinstance(result, str):
+            table.add_row("inspect_ai", result)
+        else:
+            their = result["calls"] * args.latency / args.concurrency / result["span_s"]
+            table.add_row(
+                "inspect_ai: calls, span at the server",
+                f"{result['calls']}, {result['span_s']:.2f} s",
+            )
+            table.add_row("inspect_ai: ratio to ideal", f"{their:.3f}")
+            table.add_row("inspect_ai: whole process", f"{result['wall_s']:.2f} s")
+            table.add_row(
+                "our rate / inspect_ai's (calls per span second)",
+                f"{ratio / their:.2f}x",
+                "≥ 2.5x",
+                _ok(ratio / their >= 2.5),
+            )
+    console.print(table)
+
+
+def _ok(passed: bool) -> str:
+    return "PASS" if passed else "MISS"
+
+
+if __name__ == "__main__":
+    main()
