@@ -43,8 +43,14 @@ def run_folder() -> tuple[Path, tempfile.TemporaryDirectory[str] | None]:
     (it is the job's own), or a temporary folder outside Hydra (returned, to keep alive)."""
     from hydra.core.hydra_config import HydraConfig
 
+    output_dir = None
     if HydraConfig.initialized():
-        folder = Path(HydraConfig.get().runtime.output_dir) / RUN_FILES
+        try:
+            output_dir = HydraConfig.get().runtime.output_dir
+        except Exception:  # a Hydra config left from a --cfg call: it has no output folder
+            output_dir = None
+    if output_dir:
+        folder = Path(output_dir) / RUN_FILES
         shutil.rmtree(folder, ignore_errors=True)  # a rerun in the same folder starts empty
         return folder, None
     temporary = tempfile.TemporaryDirectory(prefix="benchmark-run-")
