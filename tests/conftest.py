@@ -65,6 +65,18 @@ def _close_llm_clients():
     close_all()
 
 
+@pytest.fixture(autouse=True)
+def _no_hydra_config_left():
+    """A test whose in-process ``main()`` stops in Hydra (``--cfg``, ``--help``, a refused
+    override) leaves Hydra's global config set, its output folder unset; a later in-process
+    job would take it for its own. Each test starts with the config it found."""
+    from hydra.core.hydra_config import HydraConfig
+
+    before = HydraConfig.instance().cfg
+    yield
+    HydraConfig.instance().cfg = before
+
+
 @pytest.fixture(scope="session")
 def default_sessions(tmp_path_factory):
     """The default job's generated sessions (composed config, real generator), loaded once
