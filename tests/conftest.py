@@ -4,6 +4,7 @@ message, endpoint and process builders the test files share."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -64,16 +65,40 @@ def _close_llm_clients():
     close_all()
 
 
+@pytest.fixture(autouse=True)
+def _no_hydra_config_left():
+    """A test whose in-process ``main()`` stops in Hydra (``--cfg``, ``--help``, a refused
+    override) leaves Hydra's global config set, its output folder unset; a later in-process
+    job would take it for its own. Each test starts with the config it found."""
+    from hydra.core.hydra_config import HydraConfig
+
+    before = HydraConfig.instance().cfg
+    yield
+    HydraConfig.instance().cfg = before
+
+
 @pytest.fixture(scope="session")
 def default_sessions(tmp_path_factory):
     """The default job's generated sessions (composed config, real generator), loaded once
-    per test session through a session cache that tests may share (``cache_dir``)."""
+    per test session through a session cache that tests may share (``cache_dir``).
+
+    Under pytest-xdist the workers share one generation: the first fills a folder beside
+    their base folders (under a file lock), each copies its sessions into its own cache."""
+    from filelock import FileLock
+
     from benchmark.config import validate
     from benchmark.redaction import redactor_for
+    from benchmark.storage import SESSION_DIR
     from benchmark.transcript.sources import load_transcripts
 
-    cache_dir = tmp_path_factory.mktemp("cache")
     config = validate(compose_config())
+    cache_dir = tmp_path_factory.mktemp("cache")
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the parent is this run's, not the user's
+        shared = tmp_path_factory.getbasetemp().parent / "default-sessions"
+        with FileLock(f"{shared}.lock"):
+            if not (shared / SESSION_DIR).is_dir():
+                load_transcripts(config.transcript, redactor_for(config), shared)
+        shutil.copytree(shared / SESSION_DIR, cache_dir / SESSION_DIR)
     loaded = load_transcripts(config.transcript, redactor_for(config), cache_dir)
     return config, loaded, cache_dir
 

@@ -21,19 +21,32 @@ POLICIES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def default_results(default_sessions):
-    """Every LLM-free policy on the default experiment (the session cache of
-    ``default_sessions``, so the sessions are generated once per test session)."""
-    cache = default_sessions[2]
+def _jobs(cache, policies, *overrides: str) -> dict:
+    """``run_job`` per policy on the default experiment (``overrides`` applied), its
+    sessions read from the session cache ``cache``."""
     results = {}
-    for policy in POLICIES:
-        cfg = compose_config([f"policy={policy}", "tracking=disabled", f"cache.dir={cache}"])
-        results[policy] = run_job(validate(cfg))
+    for policy in policies:
+        overrides_ = [f"policy={policy}", "tracking=disabled", f"cache.dir={cache}", *overrides]
+        results[policy] = run_job(validate(compose_config(overrides_)))
     return results
 
 
-def test_default_experiment_probes_every_type(default_results):
+@pytest.fixture(scope="module")
+def default_results(default_sessions):
+    """The default experiment's figures, at full size, for the control arm and truncation
+    (the session cache of ``default_sessions``: the sessions are generated once)."""
+    return _jobs(default_sessions[2], ["none", "truncate"])
+
+
+@pytest.fixture(scope="module")
+def policy_results(default_sessions):
+    """Every LLM-free policy on the default experiment's first session (default window):
+    what holds for every policy holds on one session with compaction points, at a twelfth
+    of the cost."""
+    return _jobs(default_sessions[2], POLICIES, "transcript.sessions=1")
+
+
+def test_default_experiment_probes_every_type(default_results, policy_results):
     result = default_results["none"]
     assert {r.probe.type for r in result.probe_results} == {
         "recall",
@@ -42,15 +55,18 @@ def test_default_experiment_probes_every_type(default_results):
         "decision",
     }
     # Same probes for every policy: they depend on transcript and probe config only.
-    ids = {p: [r.probe.id for r in res.probe_results] for p, res in default_results.items()}
-    assert all(v == ids["none"] for v in ids.values())
+    for results in (default_results, policy_results):
+        ids = {p: [r.probe.id for r in res.probe_results] for p, res in results.items()}
+        assert all(v == ids["none"] for v in ids.values())
 
 
-def test_control_arm_is_the_ceiling(default_results):
-    control = default_results["none"].scores().overall
-    for policy, result in default_results.items():
-        assert control >= result.scores().overall, policy
+def test_control_arm_is_the_ceiling(default_results, policy_results):
+    for results in (default_results, policy_results):
+        control = results["none"].scores().overall
+        for policy, result in results.items():
+            assert control >= result.scores().overall, policy
     # Compaction must actually cost something for the policies that drop the region.
+    control = default_results["none"].scores().overall
     assert control - default_results["truncate"].scores().overall > 1.0
 
 
@@ -72,11 +88,12 @@ def test_truncate_forgets_the_middle(default_results):
     assert control - truncated >= 2.0
 
 
-def test_compaction_keeps_fewer_tokens(default_results):
-    before = default_results["none"].metrics()
+def test_compaction_keeps_fewer_tokens(policy_results):
+    assert set(policy_results) == set(POLICIES)
+    before = policy_results["none"].metrics()
     assert before["kept_fraction"] == pytest.approx(1.0)
     for policy in (p for p in POLICIES if p != "none"):
-        metrics = default_results[policy].metrics()
+        metrics = policy_results[policy].metrics()
         assert metrics["tokens/before"] == before["tokens/before"]
         assert metrics["tokens/after"] < before["tokens/after"], policy
 
