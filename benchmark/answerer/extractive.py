@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from benchmark import identifiers, tokens
-from benchmark.answerer.answer_kinds import LEAD_SHARE, WHY_Q, lead_lines
+from benchmark.answerer.answer_kinds import LEAD_SHARE, WHY_Q, Reading, lead_lines
 from benchmark.answerer.base import Answer, AnswerRequest
 from benchmark.answerer.passages import passages
 from benchmark.answerer.query import answer_kinds, query_terms, terms
@@ -76,6 +76,14 @@ class _Index:
         return self.kinds[kind]
 
 
+@dataclass
+class _Prepared:
+    """What the answerer derives from one context, shared by every probe asked of it."""
+
+    reading: Reading
+    index: _Index | None = None  # built on the first question that searches
+
+
 class ExtractiveAnswerer:
     """Answer with the context passages that best match the question (BM25).
 
@@ -123,17 +131,23 @@ class ExtractiveAnswerer:
         self.k1 = float(k1)
         self.b = float(b)
         self.min_score_ratio = float(min_score_ratio)
-        self._cache: list[tuple[tuple[Message, ...], _Index]] = []
+        self._cache: list[tuple[tuple[Message, ...], _Prepared]] = []
 
     def answer(self, request: AnswerRequest) -> Answer:
+        prepared = self._prepared(request.context)
         leads = lead_lines(
-            request.question, request.context, int(self.max_answer_tokens * LEAD_SHARE)
+            request.question,
+            request.context,
+            int(self.max_answer_tokens * LEAD_SHARE),
+            prepared.reading,
         )
         budget = self.max_answer_tokens - (tokens.count("\n".join(leads)) + 1 if leads else 0)
         query = query_terms(request.question)
         found = ""
         if query and budget > _MIN_PASSAGE_TOKENS:
-            index = self._index(request.context)
+            if prepared.index is None:
+                prepared.index = self._build(request.context)
+            index = prepared.index
             scores = self._scores(index, query, bool(WHY_Q.search(request.question)))
             if scores:
                 floor = max(scores.values()) * self.min_score_ratio
@@ -199,15 +213,16 @@ class ExtractiveAnswerer:
             chosen.pop()
         return "\n".join(chosen)
 
-    def _index(self, context: list[Message]) -> _Index:
-        """The index of ``context``, built once per distinct context (compared by content)."""
+    def _prepared(self, context: list[Message]) -> _Prepared:
+        """The reading and index of ``context``, made once per distinct context (compared
+        by content)."""
         key = tuple(context)
         for cached_key, cached in self._cache:
             if cached_key == key:
                 return cached
-        index = self._build(context)
-        self._cache = [(key, index), *self._cache][:_CACHE_SIZE]
-        return index
+        prepared = _Prepared(Reading(context))
+        self._cache = [(key, prepared), *self._cache][:_CACHE_SIZE]
+        return prepared
 
     def _build(self, context: list[Message]) -> _Index:
         texts: list[str] = []
@@ -218,8 +233,9 @@ class ExtractiveAnswerer:
         last: dict[str, int] = {}
         for passage in passages(context, self.passage_max_tokens, terms):
             own = [] if passage.link_only else terms(passage.text)
-            # A line with nothing but numbers of its own ("275:    )") answers nothing.
-            if not passage.link_only and all(t.isdigit() for t in own):
+            # A line with nothing but numbers of its own ("275:    )") answers nothing
+            # (terms are never empty, so their concatenation is all digits when each is).
+            if not passage.link_only and (not own or "".join(own).isdigit()):
                 continue
             pid = len(texts)
             texts.append(passage.text)

@@ -13,7 +13,7 @@ from functools import cached_property
 
 from benchmark import identifiers
 from benchmark.probe.models import Fact, FactKind
-from benchmark.terms import content_terms, identifier_terms, normalize, unescape, words
+from benchmark.terms import content_of, content_terms, identifier_terms, normalize, unescape, words
 from benchmark.transcript.models import Message
 
 EXACT_KINDS: frozenset[FactKind] = frozenset({"identifier", "created", "modified", "read"})
@@ -38,12 +38,16 @@ class Haystack:
         return normalize(self.text)
 
     @cached_property
+    def words(self) -> list[str]:
+        return words(self.text)
+
+    @cached_property
     def terms(self) -> frozenset[str]:
-        return frozenset(content_terms(self.text))
+        return frozenset(content_of(self.words))
 
     @cached_property
     def values(self) -> set[str]:
-        return exact_values(self.text)
+        return exact_values(self.text, self.words)
 
 
 def _word_char(c: str) -> bool:
@@ -110,11 +114,13 @@ def phrase_match(phrase: str, answer: str | Haystack, term_ratio: float = 0.8) -
     return exact_values(phrase) <= hay.values
 
 
-def exact_values(text: str) -> set[str]:
+def exact_values(text: str, split: list[str] | None = None) -> set[str]:
     """What a phrase states exactly: identifier chunks (paths, versions, dotted names)
-    and words holding a digit (``T08:30:00Z`` gives ``t08``, ``30``, ``00z``), lowercased."""
+    and words holding a digit (``T08:30:00Z`` gives ``t08``, ``30``, ``00z``), lowercased.
+    ``split`` is ``words(text)`` when the caller has it already."""
     # Words are ASCII alphanumeric runs, so one that is not all letters holds a digit.
-    return set(identifier_terms(text)) | {w for w in words(text) if not w.isalpha()}
+    split = words(text) if split is None else split
+    return set(identifier_terms(text)) | {w for w in split if not w.isalpha()}
 
 
 def fact_matches(fact: Fact, answer: str | Haystack, term_ratio: float = 0.8) -> bool:
