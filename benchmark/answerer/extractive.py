@@ -10,9 +10,10 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from collections import Counter
-from collections.abc import Iterator
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from benchmark import identifiers, tokens
 from benchmark.answerer.answer_kinds import LEAD_SHARE, WHY_Q, Reading, lead_lines
@@ -226,37 +227,58 @@ class ExtractiveAnswerer:
 
     def _build(self, context: list[Message]) -> _Index:
         texts: list[str] = []
-        link_only: list[bool] = []
+        restated: list[str | None] = []  # None: a link-only passage (restates nothing)
+        shape_keys: list[str] = []
         prose: set[int] = set()
         lengths: list[int] = []
-        postings: dict[str, list[tuple[int, int]]] = {}
+        postings: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
         last: dict[str, int] = {}
+        counts: Iterable[tuple[str, int]]
         for passage in passages(context, self.passage_max_tokens, terms):
-            own = [] if passage.link_only else terms(passage.text)
-            # A line with nothing but numbers of its own ("275:    )") answers nothing
-            # (terms are never empty, so their concatenation is all digits when each is).
-            if not passage.link_only and (not own or "".join(own).isdigit()):
-                continue
+            text, links = passage.text, passage.link_terms
+            if passage.link_only:
+                key, shape = None, _DIGITS.sub("#", text)
+                length, counts = len(links), Counter(links).items()
+            else:
+                line = _line(text)
+                if line is None:
+                    continue
+                own, counts, key, shape = line
+                length = len(own) + len(links)
+                if links:
+                    counts = Counter(own + links).items()
             pid = len(texts)
-            texts.append(passage.text)
-            link_only.append(passage.link_only)
+            texts.append(text)
+            restated.append(key)
+            shape_keys.append(shape)
             if passage.prose:
                 prose.add(pid)
-            all_terms = own + list(passage.link_terms)
-            lengths.append(len(all_terms))
-            for term, tf in Counter(all_terms).items():
-                postings.setdefault(term, []).append((pid, tf))
-            if not passage.link_only:
-                last[_restatement(passage.text)] = pid
+            lengths.append(length)
+            for term, tf in counts:
+                postings[term].append((pid, tf))
+            if key is not None:
+                last[key] = pid
         avg = sum(lengths) / len(lengths) if lengths else 1.0
         norms = tuple(self.k1 * (1 - self.b + self.b * n / avg) for n in lengths)
-        latest = tuple(
-            pid if only else last[_restatement(text)]
-            for pid, (text, only) in enumerate(zip(texts, link_only, strict=True))
-        )
+        latest = tuple(pid if key is None else last[key] for pid, key in enumerate(restated))
         shape_ids: dict[str, int] = {}
-        shapes = tuple(shape_ids.setdefault(_DIGITS.sub("#", t), len(shape_ids)) for t in texts)
-        return _Index(tuple(texts), postings, norms, latest, shapes, frozenset(prose))
+        shapes = tuple(shape_ids.setdefault(k, len(shape_ids)) for k in shape_keys)
+        return _Index(tuple(texts), dict(postings), norms, latest, shapes, frozenset(prose))
+
+
+# The contexts of a job share most of their lines: each distinct line is analysed once.
+@lru_cache(maxsize=1 << 15)
+def _line(
+    text: str,
+) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...], str, str] | None:
+    """A passage's own terms, their frequencies (first-seen order), what it restates and
+    its shape (numbers masked); None for a line with nothing but numbers of its own
+    ("275:    )"), which answers nothing."""
+    own = tuple(terms(text))
+    # Terms are never empty, so their concatenation is all digits when each one is.
+    if not own or "".join(own).isdigit():
+        return None
+    return own, tuple(Counter(own).items()), _restatement(text), _DIGITS.sub("#", text)
 
 
 def _restatement(text: str) -> str:
