@@ -245,8 +245,11 @@ class ExtractiveAnswerer:
                     continue
                 own, counts, key, shape = line
                 length = len(own) + len(links)
-                if links:
-                    counts = Counter(own + links).items()
+                if links:  # the line's own frequencies, then its link terms counted in
+                    merged = dict(counts)
+                    for term in links:
+                        merged[term] = merged.get(term, 0) + 1
+                    counts = merged.items()
             pid = len(texts)
             texts.append(text)
             restated.append(key)

@@ -9,7 +9,7 @@ looks like.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from benchmark import identifiers
 from benchmark.probe.models import Fact, FactKind
@@ -103,15 +103,21 @@ def phrase_match(phrase: str, answer: str | Haystack, term_ratio: float = 0.8) -
     substring rule applies.
     """
     hay = answer if isinstance(answer, Haystack) else Haystack(answer)
-    norm_phrase = normalize(phrase)
+    norm_phrase, needed, values = _phrase(phrase)
     if norm_phrase and norm_phrase in hay.normalized:
         return True
-    needed = set(content_terms(phrase))
     if not needed:
         return False
     if len(needed & hay.terms) < term_ratio * len(needed):
         return False
-    return exact_values(phrase) <= hay.values
+    return values <= hay.values
+
+
+# A gold fact is matched against its context (survival) and its answer (the judge).
+@lru_cache(maxsize=4096)
+def _phrase(phrase: str) -> tuple[str, frozenset[str], frozenset[str]]:
+    """A phrase normalised, its content terms and its exact values."""
+    return normalize(phrase), frozenset(content_terms(phrase)), frozenset(exact_values(phrase))
 
 
 def exact_values(text: str, split: list[str] | None = None) -> set[str]:
