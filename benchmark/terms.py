@@ -24,7 +24,9 @@ _STOP_TEXT = """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split())
 
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
-_CAMEL_RUN = re.compile(r"[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*")
+# From the start of an alphanumeric run only: a match always spans its whole run, and
+# trying every position inside a run first costs more than the rest of ``words``.
+_CAMEL_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*")
 _HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _IDENT = re.compile(r"[\w./@+~#%-]+")
 _IDENT_EDGE = "._/@+~#%-"
@@ -73,8 +75,14 @@ def words(text: str) -> list[str]:
     ``attribute``, ``error``), so "error" finds it. JSON escapes ``\\n``, ``\\t``
     and ``\\r`` (tool call arguments) separate words.
     """
-    text = _ESCAPED_SPACE.sub(" ", text)
-    out = [run.lower() for run in _ALNUM.findall(text)]
+    if "\\" in text:
+        text = _ESCAPED_SPACE.sub(" ", text)
+    # Lowercasing ASCII text first gives the same runs; elsewhere str.lower can turn a
+    # character into ASCII letters ("\u212a" -> "k"), so each run is lowered alone.
+    if text.isascii():
+        out = _ALNUM.findall(text.lower())
+    else:
+        out = [run.lower() for run in _ALNUM.findall(text)]
     for run in _CAMEL_RUN.findall(text):
         out.extend(part.lower() for part in _HUMP.findall(run))
     return out
@@ -82,7 +90,18 @@ def words(text: str) -> list[str]:
 
 def content_terms(text: str) -> list[str]:
     """Stemmed content words of ``text`` in order, stop-words and 1-char words dropped."""
-    return [stem(w) for w in words(text) if len(w) > 1 and w not in STOP_WORDS]
+    return content_of(words(text))
+
+
+def content_of(split: list[str]) -> list[str]:
+    """:func:`content_terms` of words already split by :func:`words`."""
+    return list(filter(None, map(_content_term, split)))
+
+
+@lru_cache(maxsize=1 << 17)
+def _content_term(word: str) -> str:
+    """The stem of a content word; "" for a stop-word or a 1-char word."""
+    return stem(word) if len(word) > 1 and word not in STOP_WORDS else ""
 
 
 def identifier_terms(text: str) -> list[str]:
@@ -94,6 +113,8 @@ def identifier_terms(text: str) -> list[str]:
     """
     found = []
     for chunk in _IDENT.findall(_ESCAPED_SPACE.sub(" ", text.lower())):
+        if chunk.isalnum():  # most chunks are plain words: nothing to strip, not kept
+            continue
         chunk = chunk.strip(_IDENT_EDGE)
         if len(chunk) > 2 and not chunk.isalnum():
             found.append(chunk)

@@ -450,3 +450,18 @@ def test_gathered_lines_are_not_repeated_by_retrieval() -> None:
     text = ask("What did we put in the new file `src/app/slug.py`?", SESSION)
     lines = text.splitlines()
     assert len(lines) == len(set(lines))
+
+
+def test_one_answerer_asked_many_questions_of_a_context_answers_as_fresh_ones_do() -> None:
+    # The reading and index of a context are shared by all its questions (a point's probes).
+    questions = [
+        "Which files did we create, modify or read?",
+        "What did we change in `src/app/views.py`?",
+        "What were we about to do next?",
+        "What did running `python -m pytest tests/test_slug.py` print?",
+        "Why is the slug built twice?",
+    ]
+    shared = ExtractiveAnswerer()
+    for question in questions * 2:
+        answer = shared.answer(AnswerRequest(question=question, context=list(SESSION))).text
+        assert answer == ask(question, list(SESSION))

@@ -109,6 +109,8 @@ TRICKY = [
     "https://x.y/z.httphttps://a.b/c) http:/no",
     "Error: x\n  FAILED t\nE   boom",
     "v1.2.3 1.2 x1.2 1.2.3.4 v2.0-rc1.",
+    "xv1.2 (v3.4) v.5.6 .7.8 9.x 10..2 vv1.2 1.2v3.4",
+    "a.Py b/C d.e f.PY g.p_y h.a/ i. j.k",
     "caf\u00e9/men\u00fc.py and na\u00efve/path/x",
 ]
 
@@ -117,7 +119,7 @@ def _random_texts(count: int) -> list[str]:
     import random
 
     rng = random.Random(7)
-    alphabet = list("ab fe19#/.-~@=<>()\n_:PRprIisſuUlL") + ["http", "checkout ", "branch "]
+    alphabet = list("ab fe19#/.-~@=<>()\n_:PRprIisſuUlLvy") + ["http", "checkout ", "branch "]
     return ["".join(rng.choices(alphabet, k=rng.randint(1, 60))) for _ in range(count)]
 
 

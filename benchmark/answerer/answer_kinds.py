@@ -79,8 +79,9 @@ _OUTPUT_LINES = 12
 
 
 @dataclass
-class _Reading:
-    """The context's actions and file operations, read once per question."""
+class Reading:
+    """The context's actions and file operations, read once per context: every probe of a
+    compaction point asks of the same context, so its questions share one reading."""
 
     context: list[Message]
 
@@ -103,10 +104,13 @@ class _Reading:
         return [op for op in self.attempts if not op.failed]
 
 
-def lead_lines(question: str, context: list[Message], budget: int) -> list[str]:
+def lead_lines(
+    question: str, context: list[Message], budget: int, reading: Reading | None = None
+) -> list[str]:
     """Lines answering the kind of thing ``question`` asks for, best first, within ``budget``
-    tokens; empty when the question asks for no such kind or the context holds none."""
-    reading = _Reading(context)
+    tokens; empty when the question asks for no such kind or the context holds none.
+    ``reading`` is ``Reading(context)`` shared with other questions of that context."""
+    reading = Reading(context) if reading is None else reading
     quoted = [unescape(q).strip() for q in _QUOTED.findall(question)]
     paths = [q for q in quoted if _PATHISH.search(q) and " " not in q]
     lines: list[str] = []
@@ -157,7 +161,7 @@ def _spellings(ops: list[FileOp]) -> dict[str, list[str]]:
     }
 
 
-def _inventory(reading: _Reading, read_first: bool) -> list[str]:
+def _inventory(reading: Reading, read_first: bool) -> list[str]:
     """One line per status: the files created, modified and only read, in first-touch order."""
     keys = PathKeys()
     status: dict[str, str] = {}
@@ -178,7 +182,7 @@ def _inventory(reading: _Reading, read_first: bool) -> list[str]:
     return lines
 
 
-def _changes(reading: _Reading, path: str, budget: int) -> list[str]:
+def _changes(reading: Reading, path: str, budget: int) -> list[str]:
     """What the writing operations on ``path`` wrote: their changed lines, each operation
     given an equal share of the budget (its definitions and assignments first)."""
     keys = PathKeys()
@@ -201,7 +205,7 @@ def _changes(reading: _Reading, path: str, budget: int) -> list[str]:
     return out
 
 
-def _reasons(reading: _Reading, path: str) -> list[str]:
+def _reasons(reading: Reading, path: str) -> list[str]:
     """What the agent said where it wrote to ``path`` (attempts the tool rejected included:
     the reasoning was stated all the same): the prose of each such call's message, or of
     the agent's message before it when the call came alone."""
@@ -252,7 +256,7 @@ def _salient(text: str, budget: int) -> list[str]:
     return [lines[i].strip() for i in sorted(chosen)]
 
 
-def _command_output(reading: _Reading, quoted: list[str], after_paths: list[str]) -> list[str]:
+def _command_output(reading: Reading, quoted: list[str], after_paths: list[str]) -> list[str]:
     """The result lines of actions running a quoted command (after the first change of a
     quoted path, when the question says "after"), the latest run first.
 
@@ -288,7 +292,7 @@ def _command_output(reading: _Reading, quoted: list[str], after_paths: list[str]
     return out
 
 
-def _recent_files(reading: _Reading) -> list[str]:
+def _recent_files(reading: Reading) -> list[str]:
     """The files most recently written or edited, latest first."""
     keys = PathKeys()
     seen: dict[str, str] = {}
@@ -301,7 +305,7 @@ def _recent_files(reading: _Reading) -> list[str]:
     return [f"Changing: `{path}`" for path in latest]
 
 
-def _intentions(reading: _Reading) -> list[str]:
+def _intentions(reading: Reading) -> list[str]:
     """The agent's latest statements of what it would do next, latest first."""
     out: list[str] = []
     messages = 0
@@ -316,7 +320,7 @@ def _intentions(reading: _Reading) -> list[str]:
     return out
 
 
-def _tasks(reading: _Reading, want: str) -> list[str]:
+def _tasks(reading: Reading, want: str) -> list[str]:
     """Items of the latest plan (a plan tool call), then checkbox lines in ``want`` state
     (each item as last restated), the most recently restated first."""
     out: list[str] = []

@@ -10,12 +10,13 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from collections import Counter
-from collections.abc import Iterator
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from benchmark import identifiers, tokens
-from benchmark.answerer.answer_kinds import LEAD_SHARE, WHY_Q, lead_lines
+from benchmark.answerer.answer_kinds import LEAD_SHARE, WHY_Q, Reading, lead_lines
 from benchmark.answerer.base import Answer, AnswerRequest
 from benchmark.answerer.passages import passages
 from benchmark.answerer.query import answer_kinds, query_terms, terms
@@ -76,6 +77,14 @@ class _Index:
         return self.kinds[kind]
 
 
+@dataclass
+class _Prepared:
+    """What the answerer derives from one context, shared by every probe asked of it."""
+
+    reading: Reading
+    index: _Index | None = None  # built on the first question that searches
+
+
 class ExtractiveAnswerer:
     """Answer with the context passages that best match the question (BM25).
 
@@ -123,17 +132,23 @@ class ExtractiveAnswerer:
         self.k1 = float(k1)
         self.b = float(b)
         self.min_score_ratio = float(min_score_ratio)
-        self._cache: list[tuple[tuple[Message, ...], _Index]] = []
+        self._cache: list[tuple[tuple[Message, ...], _Prepared]] = []
 
     def answer(self, request: AnswerRequest) -> Answer:
+        prepared = self._prepared(request.context)
         leads = lead_lines(
-            request.question, request.context, int(self.max_answer_tokens * LEAD_SHARE)
+            request.question,
+            request.context,
+            int(self.max_answer_tokens * LEAD_SHARE),
+            prepared.reading,
         )
         budget = self.max_answer_tokens - (tokens.count("\n".join(leads)) + 1 if leads else 0)
         query = query_terms(request.question)
         found = ""
         if query and budget > _MIN_PASSAGE_TOKENS:
-            index = self._index(request.context)
+            if prepared.index is None:
+                prepared.index = self._build(request.context)
+            index = prepared.index
             scores = self._scores(index, query, bool(WHY_Q.search(request.question)))
             if scores:
                 floor = max(scores.values()) * self.min_score_ratio
@@ -199,48 +214,74 @@ class ExtractiveAnswerer:
             chosen.pop()
         return "\n".join(chosen)
 
-    def _index(self, context: list[Message]) -> _Index:
-        """The index of ``context``, built once per distinct context (compared by content)."""
+    def _prepared(self, context: list[Message]) -> _Prepared:
+        """The reading and index of ``context``, made once per distinct context (compared
+        by content)."""
         key = tuple(context)
         for cached_key, cached in self._cache:
             if cached_key == key:
                 return cached
-        index = self._build(context)
-        self._cache = [(key, index), *self._cache][:_CACHE_SIZE]
-        return index
+        prepared = _Prepared(Reading(context))
+        self._cache = [(key, prepared), *self._cache][:_CACHE_SIZE]
+        return prepared
 
     def _build(self, context: list[Message]) -> _Index:
         texts: list[str] = []
-        link_only: list[bool] = []
+        restated: list[str | None] = []  # None: a link-only passage (restates nothing)
+        shape_keys: list[str] = []
         prose: set[int] = set()
         lengths: list[int] = []
-        postings: dict[str, list[tuple[int, int]]] = {}
+        postings: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
         last: dict[str, int] = {}
+        counts: Iterable[tuple[str, int]]
         for passage in passages(context, self.passage_max_tokens, terms):
-            own = [] if passage.link_only else terms(passage.text)
-            # A line with nothing but numbers of its own ("275:    )") answers nothing.
-            if not passage.link_only and all(t.isdigit() for t in own):
-                continue
+            text, links = passage.text, passage.link_terms
+            if passage.link_only:
+                key, shape = None, _DIGITS.sub("#", text)
+                length, counts = len(links), Counter(links).items()
+            else:
+                line = _line(text)
+                if line is None:
+                    continue
+                own, counts, key, shape = line
+                length = len(own) + len(links)
+                if links:  # the line's own frequencies, then its link terms counted in
+                    merged = dict(counts)
+                    for term in links:
+                        merged[term] = merged.get(term, 0) + 1
+                    counts = merged.items()
             pid = len(texts)
-            texts.append(passage.text)
-            link_only.append(passage.link_only)
+            texts.append(text)
+            restated.append(key)
+            shape_keys.append(shape)
             if passage.prose:
                 prose.add(pid)
-            all_terms = own + list(passage.link_terms)
-            lengths.append(len(all_terms))
-            for term, tf in Counter(all_terms).items():
-                postings.setdefault(term, []).append((pid, tf))
-            if not passage.link_only:
-                last[_restatement(passage.text)] = pid
+            lengths.append(length)
+            for term, tf in counts:
+                postings[term].append((pid, tf))
+            if key is not None:
+                last[key] = pid
         avg = sum(lengths) / len(lengths) if lengths else 1.0
         norms = tuple(self.k1 * (1 - self.b + self.b * n / avg) for n in lengths)
-        latest = tuple(
-            pid if only else last[_restatement(text)]
-            for pid, (text, only) in enumerate(zip(texts, link_only, strict=True))
-        )
+        latest = tuple(pid if key is None else last[key] for pid, key in enumerate(restated))
         shape_ids: dict[str, int] = {}
-        shapes = tuple(shape_ids.setdefault(_DIGITS.sub("#", t), len(shape_ids)) for t in texts)
-        return _Index(tuple(texts), postings, norms, latest, shapes, frozenset(prose))
+        shapes = tuple(shape_ids.setdefault(k, len(shape_ids)) for k in shape_keys)
+        return _Index(tuple(texts), dict(postings), norms, latest, shapes, frozenset(prose))
+
+
+# The contexts of a job share most of their lines: each distinct line is analysed once.
+@lru_cache(maxsize=1 << 15)
+def _line(
+    text: str,
+) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...], str, str] | None:
+    """A passage's own terms, their frequencies (first-seen order), what it restates and
+    its shape (numbers masked); None for a line with nothing but numbers of its own
+    ("275:    )"), which answers nothing."""
+    own = tuple(terms(text))
+    # Terms are never empty, so their concatenation is all digits when each one is.
+    if not own or "".join(own).isdigit():
+        return None
+    return own, tuple(Counter(own).items()), _restatement(text), _DIGITS.sub("#", text)
 
 
 def _restatement(text: str) -> str:

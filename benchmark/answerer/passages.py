@@ -40,6 +40,7 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+")
 _HEADING_MAX_CHARS = 120
 # Words of a result line that reports a failure ("E999 SyntaxError: ...", "FAILED ...").
 _FAILURE_WORDS = ("error", "exception", "warning", "fail", "fatal", "traceback")
+_FAILURE = re.compile("|".join(_FAILURE_WORDS))  # searched in the lowercased line
 _CHECKBOX = re.compile(r"^(?:[-*+]\s+)?\[([ xX])\]\s")
 # A fenced command block closing an assistant message (text tool protocols).
 _COMMAND_BLOCK = re.compile(r"```[\w-]*[ \t]*\n(.*?)\n?```\s*$", re.S)
@@ -92,8 +93,7 @@ def passages(context: list[Message], max_tokens: int, analyze: Analyzer) -> list
 
 
 def _reports_failure(line: str) -> bool:
-    lowered = line.lower()
-    return any(word in lowered for word in _FAILURE_WORDS)
+    return _FAILURE.search(line.lower()) is not None
 
 
 def _checkbox_terms(line: str, analyze: Analyzer) -> list[str]:

@@ -8,6 +8,7 @@ scaffolding that no answer contains ("exact", "at this point", "not done").
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from benchmark.terms import content_terms, identifier_terms, stem
 
@@ -45,7 +46,14 @@ _ANSWER_CUES: dict[str, str] = {stem(cue): kind for cue, kind in ANSWER_CUES.ite
 
 def terms(text: str) -> list[str]:
     """Index terms of ``text``: stemmed content words, then whole identifier chunks."""
-    return content_terms(text) + identifier_terms(text)
+    return list(_terms(text))
+
+
+# The contexts of one job share most of their lines (a session's points, sessions from
+# the same templates): each line is analysed once.
+@lru_cache(maxsize=1 << 15)
+def _terms(text: str) -> tuple[str, ...]:
+    return (*content_terms(text), *identifier_terms(text))
 
 
 def query_terms(question: str) -> dict[str, float]:

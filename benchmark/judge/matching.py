@@ -9,11 +9,11 @@ looks like.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from benchmark import identifiers
 from benchmark.probe.models import Fact, FactKind
-from benchmark.terms import content_terms, identifier_terms, normalize, unescape, words
+from benchmark.terms import content_of, content_terms, identifier_terms, normalize, unescape, words
 from benchmark.transcript.models import Message
 
 EXACT_KINDS: frozenset[FactKind] = frozenset({"identifier", "created", "modified", "read"})
@@ -38,12 +38,16 @@ class Haystack:
         return normalize(self.text)
 
     @cached_property
+    def words(self) -> list[str]:
+        return words(self.text)
+
+    @cached_property
     def terms(self) -> frozenset[str]:
-        return frozenset(content_terms(self.text))
+        return frozenset(content_of(self.words))
 
     @cached_property
     def values(self) -> set[str]:
-        return exact_values(self.text)
+        return exact_values(self.text, self.words)
 
 
 def _word_char(c: str) -> bool:
@@ -99,22 +103,30 @@ def phrase_match(phrase: str, answer: str | Haystack, term_ratio: float = 0.8) -
     substring rule applies.
     """
     hay = answer if isinstance(answer, Haystack) else Haystack(answer)
-    norm_phrase = normalize(phrase)
+    norm_phrase, needed, values = _phrase(phrase)
     if norm_phrase and norm_phrase in hay.normalized:
         return True
-    needed = set(content_terms(phrase))
     if not needed:
         return False
     if len(needed & hay.terms) < term_ratio * len(needed):
         return False
-    return exact_values(phrase) <= hay.values
+    return values <= hay.values
 
 
-def exact_values(text: str) -> set[str]:
+# A gold fact is matched against its context (survival) and its answer (the judge).
+@lru_cache(maxsize=4096)
+def _phrase(phrase: str) -> tuple[str, frozenset[str], frozenset[str]]:
+    """A phrase normalised, its content terms and its exact values."""
+    return normalize(phrase), frozenset(content_terms(phrase)), frozenset(exact_values(phrase))
+
+
+def exact_values(text: str, split: list[str] | None = None) -> set[str]:
     """What a phrase states exactly: identifier chunks (paths, versions, dotted names)
-    and words holding a digit (``T08:30:00Z`` gives ``t08``, ``30``, ``00z``), lowercased."""
+    and words holding a digit (``T08:30:00Z`` gives ``t08``, ``30``, ``00z``), lowercased.
+    ``split`` is ``words(text)`` when the caller has it already."""
     # Words are ASCII alphanumeric runs, so one that is not all letters holds a digit.
-    return set(identifier_terms(text)) | {w for w in words(text) if not w.isalpha()}
+    split = words(text) if split is None else split
+    return set(identifier_terms(text)) | {w for w in split if not w.isalpha()}
 
 
 def fact_matches(fact: Fact, answer: str | Haystack, term_ratio: float = 0.8) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from benchmark import tokens
 from benchmark.abstention import is_abstention
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
-from benchmark.judge.matching import EXACT_KINDS, fabricated, fact_matches
+from benchmark.judge.matching import EXACT_KINDS, Haystack, fabricated, fact_matches
 from benchmark.probe.models import Fact, FactKind
 from benchmark.rubric.criteria import SCOPES
 
@@ -166,8 +166,9 @@ class ReferenceJudge:
         answer = request.model_response
         gold = request.ground_truth.facts
         empty = is_abstention(answer)
+        hay = Haystack(answer)  # prepared once for all the gold facts
         facts = _Facts(
-            tuple((f, not empty and fact_matches(f, answer, self.term_ratio)) for f in gold)
+            tuple((f, not empty and fact_matches(f, hay, self.term_ratio)) for f in gold)
         )
         context = request.compacted_context
         invented = [] if empty else fabricated(answer, request.probe_question, context, gold)
