@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import wait as futures_wait
 from typing import Any
 
 from benchmark import interrupt
@@ -121,6 +122,9 @@ class _Job:
             )
             for scheduled in self.pending:
                 self._submit(scheduled, scheduler, progress)
+            # Every call lands before the points' files are written: writing holds the
+            # interpreter, which the LLM loop needs while calls are in flight.
+            futures_wait([f for s in self.pending for f in (*s.futures, *s.controls)])
             self.collect(wait=True)
         log.info("evaluated %d probe(s)", sum(len(p.probes) for p in self.points))
 
