@@ -25,9 +25,20 @@ _TAG = f"\ue000{secrets.token_hex(8)}\ue001"
 
 
 class JsonText(str):
-    """A JSON document (a str) with its own JSON string form, ``quoted``, known already."""
+    """A JSON document (a str) whose own JSON string form, ``quoted``, is built from its
+    parts on first use: a message's content needs it, a request body sent as is does not."""
 
-    quoted: str
+    _plain: list[str]
+    _long: list[str]
+    _quoted: str | None = None
+
+    @property
+    def quoted(self) -> str:
+        if self._quoted is None:
+            inner = [json.encoder.encode_basestring(p)[1:-1] for p in self._plain]
+            longs = [quoted(p)[1:-1] for p in self._long]
+            self._quoted = '"' + "".join(_interleave(inner, longs)) + '"'
+        return self._quoted
 
 
 def quoted(text: str) -> str:
@@ -71,8 +82,7 @@ def dumps(value: Any, **options: Any) -> JsonText:
         long_parts.append(quoted(longs[int(index)]))
         plain.append(rest)
     out = JsonText("".join(_interleave(plain, long_parts)))
-    inner = [json.encoder.encode_basestring(p)[1:-1] for p in plain]
-    out.quoted = '"' + "".join(_interleave(inner, [quoted(p)[1:-1] for p in long_parts])) + '"'
+    out._plain, out._long = plain, long_parts
     return out
 
 
