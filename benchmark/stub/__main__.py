@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from benchmark.stub.faults import FAULT_KINDS, FaultMix
 from benchmark.stub.local import LocalMode
-from benchmark.stub.scripted import scripted_reply
+from benchmark.stub.scripted import judge_criteria, scripted_reply
 from benchmark.stub.server import OpenAIStub
 
 
@@ -92,6 +92,9 @@ def build(args: argparse.Namespace) -> OpenAIStub:
     )
     if args.scripted or local is not None:
         stub.reply = scripted_reply
+        # Its judge replies import the judge package (~1 s): at the first judge request that
+        # would stall every call in flight, so it is done before the stub listens.
+        judge_criteria()
     return stub
 
 

@@ -14,10 +14,12 @@ from functools import cache
 from typing import Any
 
 GUESS = "NOT IN CONTEXT\nscripted guess"
+_CRITERIA_FIRST = re.compile(r'\{\s*"criteria"\s*:\s*')
+_DECODER = json.JSONDecoder()
 
 
 @cache
-def _criteria() -> frozenset[str]:
+def judge_criteria() -> frozenset[str]:
     """Rubric criteria a judge prompt may name (imported late: the stub needs no judge)."""
     from benchmark.judge.reference import ReferenceJudge
 
@@ -34,7 +36,9 @@ def scripted_reply(body: dict[str, Any]) -> str:
     prompt = " ".join(
         str(m.get("content", "")) for m in body["messages"] if m.get("role") == "system"
     )
-    data = request_data(body)
+    # Only the probe writer's data has a "messages" key: a ~100 KB answerer payload
+    # without that text is not parsed (the stub's CPU must not set a job's pace).
+    data = request_data(body) if _mentions(body, '"messages"') else {}
     if "messages" in data:  # the probe writer: one probe quoting the first long region message
         shown = next(m for m in data["messages"] if len(m["text"]) > 60)
         quote = shown["text"][:60]
@@ -54,7 +58,7 @@ def scripted_reply(body: dict[str, Any]) -> str:
     if "verdict" in prompt:  # the 2/1/0 judge
         return json.dumps({"reasoning": "scripted", "verdict": "partial"})
     if "response_format" in body or "criterionResults" in prompt:
-        asked = sorted(c for c in _criteria() if c in _criteria_asked(body))
+        asked = sorted(c for c in judge_criteria() if c in _criteria_asked(body))
         results = [{"criterionId": c, "score": 1, "reasoning": "scripted"} for c in asked]
         return json.dumps({"criterionResults": results})
     return GUESS
@@ -75,8 +79,29 @@ def _payload(body: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def _mentions(body: dict[str, Any], text: str) -> bool:
+    """Whether a user message's content holds ``text`` (a JSON key has to, to be in it)."""
+    return any(
+        isinstance(m, dict) and m.get("role") == "user" and text in str(m.get("content", ""))
+        for m in body.get("messages") or []
+    )
+
+
 def _criteria_asked(body: dict[str, Any]) -> str:
-    """The criteria a rubric judge request lists (outside its data), as text."""
+    """The criteria a rubric judge request lists (outside its data), as text.
+
+    A judge payload opens with its criteria, before a ~100 KB context: only they are
+    decoded (decoding the whole payload per call made the stub set a job's pace)."""
+    for message in reversed(body.get("messages") or []):
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        head = _CRITERIA_FIRST.match(content) if isinstance(content, str) else None
+        if head is not None:
+            try:
+                return json.dumps(_DECODER.raw_decode(content, head.end())[0])
+            except ValueError:
+                break
     return json.dumps(_payload(body).get("criteria", []))
 
 
