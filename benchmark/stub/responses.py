@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-from functools import lru_cache
 from typing import Any
 
 # Fixed so responses are byte-for-byte reproducible; the SDK only needs an integer.
@@ -20,21 +19,22 @@ CREATED = 1_700_000_000
 _PREFIX = "enc:"
 
 
-_LONG = 4096  # a text this long is likely sent again (every probe of a point carries it)
+# str.split()'s whitespace: the ASCII characters byte for byte, and the other ones
+# (rare; a text holding any is split as it is).
+_TO_MARKS = bytes(0x20 if chr(i).isspace() else 0x78 for i in range(128)) + b"x" * 128
+_OTHER_SPACES = tuple(c for c in map(chr, range(128, 0x3001)) if c.isspace())
 
 
 def count_words(text: str) -> int:
     """Deterministic stand-in for a tokenizer: whitespace-separated words.
 
-    A long text is counted once: a job sends the same ~100 KB context with each of
-    a point's probes, and splitting it every time made the stub, not the client,
-    the slow side of a throughput run (``benchmarks/job_throughput.py``)."""
-    return _count_long(text) if len(text) >= _LONG else len(text.split())
-
-
-@lru_cache(maxsize=256)
-def _count_long(text: str) -> int:
-    return len(text.split())
+    ``len(text.split())`` without building the words: a job sends a ~100 KB context
+    with every call, and splitting it made the stub, not the client, the slow side of
+    a throughput run (``benchmarks/job_throughput.py``)."""
+    if len(text) < 4096 or (not text.isascii() and any(c in text for c in _OTHER_SPACES)):
+        return len(text.split())
+    marks = text.encode().translate(_TO_MARKS)  # each space a " ", any other byte an "x"
+    return marks.count(b" x") + (marks[:1] == b"x")
 
 
 def encrypt(texts: list[str]) -> str:
