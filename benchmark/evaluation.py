@@ -56,16 +56,17 @@ async def aevaluate(
     rollup: Rubric | None = None,
 ) -> ProbeResult:
     """:func:`evaluate` as a coroutine (see :func:`stage_call` for ``inline``)."""
+    # Built from models validated already: validating again ran every context message's
+    # validator twice per probe on the LLM loop (model_construct skips that, nothing else).
+    asked = AnswerRequest.model_construct(question=probe.question, context=context)
     try:
-        answer = await stage_call(
-            answerer, "answer", AnswerRequest(question=probe.question, context=context), inline
-        )
+        answer = await stage_call(answerer, "answer", asked, inline)
     except Exception as exc:  # a failed answer is counted, never scored as 0
         answer = Answer(failed=True, error=f"{type(exc).__name__}: {exc}")
     if answer.failed:
         judgment = Judgment(failed=True, error="no answer to judge")
     else:
-        request = JudgeRequest(
+        request = JudgeRequest.model_construct(
             probe_question=probe.question,
             model_response=answer.text,
             compacted_context=context,

@@ -7,6 +7,7 @@ import json
 from benchmark.llm.encoded import LONG, dumps, quoted
 from benchmark.llm.prompting import forget_prepared, prepare_render, render_context
 from benchmark.llm.reply_cache import body_text
+from benchmark.llm.untrusted import payload
 from benchmark.transcript.models import Message
 
 CONTEXT = ('line "quoted" \\ back\nslash\t\u00e9\ue000 ' * (LONG // 10)).strip()
@@ -39,3 +40,13 @@ def test_a_context_rendered_ahead_is_the_same_text_at_every_budget():
         assert [render_context(list(messages), b) for b in (100_000, 60_000, 500)] == fresh
     finally:
         forget_prepared()
+
+
+def test_a_payload_with_fields_laid_out_once_is_the_json_of_fields_then_data():
+    fields = {"criteria": [{"criterionId": "a", "score_guide": {"0": "none", "5": "é"}}]}
+    for data, extra in [({"context": CONTEXT, "question": "q"}, fields), ({"x": 'a"b'}, None)]:
+        for _ in range(2):  # the second takes the fields' layout from memory
+            text = payload(data, extra)
+            whole = {**(extra or {}), "data": data}
+            assert text == json.dumps(whole, ensure_ascii=False, indent=1)
+            assert text.quoted == json.dumps(text, ensure_ascii=False)

@@ -51,8 +51,8 @@ from benchmark.llm.usage import Usage, UsageLedger
 from benchmark.redaction import clip, environment_secrets, scrub
 
 T = TypeVar("T")
-# A request's sender: the body, and its canonical JSON when the cache key needed it.
-Send = Callable[[dict[str, Any], str | None], Awaitable[dict[str, Any]]]
+# A request's sender: the body, and its canonical JSON's UTF-8 when the cache key needed it.
+Send = Callable[[dict[str, Any], bytes | None], Awaitable[dict[str, Any]]]
 
 
 class LLMError(Exception):
@@ -238,11 +238,11 @@ class LLMClient:
         self, api: str, body: dict[str, Any], attempt: int, send: Send
     ) -> dict[str, Any]:
         """One request: from the cache, or sent within the endpoint's concurrency limit."""
-        key = text = None
+        key = data = None
         account = partial(self.ledger.account, self.role, self.endpoint, api, body)
         if self.cache is not None:
-            text = body_text(body)  # the key hashes it; the chat path sends it as is
-            key = self._cache_key(api, body, text)
+            data = body_text(body).encode()  # the key hashes it; the chat path sends it as is
+            key = self._cache_key(api, body, data)
             hit = self.cache.get(key, attempt)
             if hit is not None:
                 if not hit.get(REFUSED):
@@ -253,7 +253,7 @@ class LLMClient:
                 raise self._unreachable()
             start = time.time_ns()
             try:
-                value = await send(body, text)
+                value = await send(body, data)
             except openai.APIStatusError as exc:  # the server answered: it is reachable
                 self._reach.reached = True
                 account(start, None, error=_describe(exc, self._key_names))
@@ -286,9 +286,9 @@ class LLMClient:
             key, model = self._cache_key("chat.completions", body), self.endpoint.model
             self.cache.put(key, attempt, {REFUSED: True}, model=model, role=self.role)
 
-    def _cache_key(self, api: str, body: dict[str, Any], text: str | None = None) -> str:
+    def _cache_key(self, api: str, body: dict[str, Any], data: bytes | None = None) -> str:
         e = self.endpoint
-        return request_key(api=api, model=e.model, base_url=e.base_url, body=body, text=text)
+        return request_key(api=api, model=e.model, base_url=e.base_url, body=body, data=data)
 
     def _slot(self) -> asyncio.Semaphore:
         """The endpoint's concurrency limit, shared by every client of that endpoint."""
@@ -302,8 +302,8 @@ class LLMClient:
         self._semaphore = slot
         return slot
 
-    async def _send_chat(self, body: dict[str, Any], text: str | None = None) -> dict[str, Any]:
-        """Chat completions over the lean transport (:mod:`benchmark.llm.http`); ``text``
+    async def _send_chat(self, body: dict[str, Any], data: bytes | None = None) -> dict[str, Any]:
+        """Chat completions over the lean transport (:mod:`benchmark.llm.http`); ``data``
         is ``body`` encoded already."""
         if self._transport is None:
             self._transport = ChatTransport(
@@ -313,7 +313,7 @@ class LLMClient:
                 self.endpoint.connect_timeout_s,
             )
             _OPEN.add(self)
-        reply = json.loads(await self._transport.post(body if text is None else text))
+        reply = json.loads(await self._transport.post(body if data is None else data))
         choices = reply.get("choices") if isinstance(reply, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise ValueError("reply has no choices")

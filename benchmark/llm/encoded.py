@@ -86,6 +86,14 @@ def dumps(value: Any, **options: Any) -> JsonText:
     return out
 
 
+def prefixed(head: str, text: JsonText, drop: int = 0) -> JsonText:
+    """``head + text[drop:]`` as a :class:`JsonText` (``drop`` within its first plain part)."""
+    out = JsonText(head + text[drop:])
+    out._plain = [head + text._plain[0][drop:], *text._plain[1:]]
+    out._long = text._long
+    return out
+
+
 def _interleave(plain: list[str], long_parts: list[str]) -> list[str]:
     out = [plain[0]]
     for long_part, after in zip(long_parts, plain[1:], strict=True):

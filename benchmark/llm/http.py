@@ -51,9 +51,9 @@ class ChatTransport:
         self.timeout = request_timeout(timeout_s, connect_timeout_s)
         self._session: aiohttp.ClientSession | None = None
 
-    async def post(self, body: dict[str, Any] | str) -> bytes:
-        """The raw reply body (``body`` a dict, or its JSON text); an HTTP error or a
-        timeout raises the SDK's exception."""
+    async def post(self, body: dict[str, Any] | str | bytes) -> bytes:
+        """The raw reply body (``body`` a dict, or its JSON as text or UTF-8); an HTTP error
+        or a timeout raises the SDK's exception."""
         if self._session is None:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0),
@@ -61,8 +61,11 @@ class ChatTransport:
                 timeout=self.timeout,
             )
         try:
-            text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
-            payload = text.encode()
+            if isinstance(body, bytes):
+                payload = body
+            else:
+                text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+                payload = text.encode()
             # A request abandoned before its headers (timeout, cancelled job) closes its
             # connection inside aiohttp; one abandoned while its body is read, here.
             response = await self._session.post(self.url, data=payload)

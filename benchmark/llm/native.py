@@ -44,7 +44,7 @@ class NativeClient(LLMClient):
             return list(messages)
         body: dict[str, Any] = {"model": self.endpoint.model, "input": items}
 
-        async def send(body: dict[str, Any], _text: str | None) -> dict[str, Any]:
+        async def send(body: dict[str, Any], _data: bytes | None) -> dict[str, Any]:
             reply = await (await self._sdk()).responses.compact(**body)
             output = [item.model_dump(exclude_none=True, warnings=False) for item in reply.output]
             text = json.dumps(output, ensure_ascii=False, sort_keys=True)
@@ -89,7 +89,7 @@ class NativeClient(LLMClient):
             "store": False,
         }
 
-        async def send(body: dict[str, Any], _text: str | None) -> dict[str, Any]:
+        async def send(body: dict[str, Any], _data: bytes | None) -> dict[str, Any]:
             reply = await (await self._sdk()).responses.create(**body)
             return {"text": reply.output_text, **response_usage(reply)}
 

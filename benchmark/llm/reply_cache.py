@@ -20,6 +20,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -79,7 +80,13 @@ class CacheStats(BaseModel):
 
 
 def request_key(
-    *, api: str, model: str, base_url: str | None, body: Mapping[str, Any], text: str | None = None
+    *,
+    api: str,
+    model: str,
+    base_url: str | None,
+    body: Mapping[str, Any],
+    text: str | None = None,
+    data: bytes | None = None,
 ) -> str:
     """SHA-256 hex of a request: the same request always maps to the same entry.
 
@@ -89,16 +96,32 @@ def request_key(
     settings (timeouts, retries, concurrency), keys or headers; top-level keys
     from :data:`TRANSPORT_KEYS` raise ``ValueError``. Dict order does not matter;
     value types do (``0`` and ``0.0`` differ), so pass typed config values.
-    ``text``: ``body_text(body)`` when the caller has it already (it is not encoded again).
+    ``text``: ``body_text(body)`` when the caller has it already (it is not encoded again);
+    ``data``: its UTF-8 bytes (what the chat path sends), hashed as they are.
     """
     leaked = sorted(TRANSPORT_KEYS.intersection(body))
     if leaked:
         raise ValueError(f"transport settings do not belong in a cache key: {', '.join(leaked)}")
-    # The canonical JSON of {"api", "base_url", "body", "model", "v"}, keys in that order.
+    if data is None:
+        data = (body_text(body) if text is None else text).encode()
+    # Hashed in pieces, not joined: a body is ~100 KB (hashlib lets go of the GIL on it).
+    digest = hashlib.sha256(_key_head(api, base_url))
+    digest.update(data)
+    digest.update(_key_tail(model))
+    return digest.hexdigest()
+
+
+# The key hashes the canonical JSON of {"api", "base_url", "body", "model", "v"}, keys in
+# that order: what comes before the body and after it, encoded once per endpoint.
+@lru_cache(maxsize=256)
+def _key_head(api: str, base_url: str | None) -> bytes:
     head = _canonical({"api": api, "base_url": normalise_base_url(base_url)})[:-1]
-    tail = _canonical({"model": model, "v": KEY_VERSION})[1:]
-    whole = f'{head},"body":{body_text(body) if text is None else text},{tail}'
-    return hashlib.sha256(whole.encode("utf-8")).hexdigest()
+    return f'{head},"body":'.encode()
+
+
+@lru_cache(maxsize=256)
+def _key_tail(model: str) -> bytes:
+    return f",{_canonical({'model': model, 'v': KEY_VERSION})[1:]}".encode()
 
 
 def body_text(body: Mapping[str, Any]) -> str:

@@ -44,9 +44,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from benchmark.llm.encoded import dumps as json_text
+from benchmark.llm.encoded import prefixed
 
 DATA_KEY = "data"
 
@@ -73,8 +75,19 @@ def payload(data: Mapping[str, Any], fields: Mapping[str, Any] | None = None) ->
     """
     if fields and DATA_KEY in fields:
         raise ValueError(f"'{DATA_KEY}' is reserved for the untrusted material")
-    body = {**(fields or {}), DATA_KEY: dict(data)}
-    return json_text(body, indent=1)  # a point's context is escaped once, not per request
+    # A point's context is escaped once, not per request (json_text); the fields (a judge's
+    # criteria table) are laid out once per distinct value: indented JSON is encoded in
+    # Python, and the table cost more than the rest of a judge request together.
+    text = json_text({DATA_KEY: dict(data)}, indent=1)  # '{\n "data": ...\n}'
+    if not fields:
+        return text
+    return prefixed(_fields_head(json.dumps(fields, ensure_ascii=False)), text, drop=2)
+
+
+@lru_cache(maxsize=64)
+def _fields_head(fields: str) -> str:
+    """``{\n <fields>,\n``: the payload's text before its data, indented as in the whole."""
+    return json.dumps(json.loads(fields), indent=1, ensure_ascii=False)[:-2] + ",\n"
 
 
 def messages(
