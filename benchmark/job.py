@@ -17,7 +17,7 @@ from rich.console import Console
 from benchmark import interrupt, scorecard
 from benchmark.config import BenchmarkConfig
 from benchmark.job_files import RunFiles, job_files, run_folder
-from benchmark.llm.preflight import preflight
+from benchmark.llm import client_loaded
 from benchmark.parts import build_parts
 from benchmark.pipeline import run_job
 from benchmark.redaction import scrub_setting
@@ -29,7 +29,10 @@ from benchmark.tracking.inputs import manifest_metrics
 def job(config: BenchmarkConfig, resolved: dict[str, Any]) -> tuple[RunRecord, Outcome]:
     """Run the configured job; its record, and the objective or why it stops."""
     parts = build_parts(config)  # a missing key or bad option fails here, before any work
-    preflight(parts)  # so does an unreachable endpoint or a misnamed model (one line)
+    if client_loaded():  # no part made an LLM client: nothing to reach, no aiohttp to load
+        from benchmark.llm.preflight import preflight
+
+        preflight(parts)  # so does an unreachable endpoint or a misnamed model (one line)
     if config.tracking.enabled:
         from benchmark.tracking.mlflow_store import prepare_tracking
 

@@ -4,13 +4,15 @@
 
 Runs ``python -m benchmark`` (the default config, no overrides) in its own process in
 a fresh temporary working directory: once cold (no session or probe cache, no MLflow
-store), then ``--warm`` times warm (caches and store there). Prints each run's wall
+store), then ``--warm`` times warm (caches and store there), then once warm with
+``tracking=disabled`` (what MLflow costs is the difference). Prints each run's wall
 and CPU time (user + system of the child), then one more warm run, instrumented,
 split into phases by CPU time: interpreter and imports, Hydra composition and
 validation, the tracking store made ready (MLflow imported and opened), sessions
 loaded from the cache, probe sets from the cache, compaction, answering/judging
 (with fact survival), the scorecard and run record, and MLflow logging. Baselines
-(``python -c pass``, ``import benchmark``, ``import benchmark.job``, ``import openai``,
+(``python -c pass``, ``import benchmark``, ``import benchmark.job`` (no ``openai`` in it),
+``import openai``,
 ``import mlflow`` and its SQLite store) are timed side by side in the same sitting.
 Machines here are shared: read CPU seconds and ratios, and say what else was running
 (the load average is printed).
@@ -128,13 +130,15 @@ def main() -> None:
     for i in range(args.warm):
         wall, cpu, _ = _run(job, work)
         rows.append((f"python -m benchmark (warm {i + 1})", wall, cpu))
+    wall, cpu, _ = _run([*job, "tracking=disabled"], work)  # the same job without MLflow
+    rows.append(("python -m benchmark tracking=disabled (warm)", wall, cpu))
     _, _, phases = _run([py, "-c", _PHASES], work)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     width = max(len(r[0]) for r in rows)
     print(f"{'command':<{width}}  {'wall':>8}  {'CPU':>8}")
     for name, wall, cpu in rows:
         print(f"{name:<{width}}  {wall:6.2f} s  {cpu:6.2f} s")
-    warm = [r for r in rows if "(warm" in r[0]]
+    warm = [r for r in rows if r[0].startswith("python -m benchmark (warm")]
     if warm:
         best = min(warm, key=lambda r: r[1])
         print(f"best warm: {best[1]:.2f} s wall, {best[2]:.2f} s CPU (target: 5 s wall)")

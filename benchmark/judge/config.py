@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from benchmark.instantiate import ComponentConfig, by_target, settings
-from benchmark.judge.llm import JudgeMode
 
+JudgeMode = Literal["rubric", "2_1_0"]  # what an LLM judge gives: rubric scores or one verdict
 Combine = Literal["mean", "median", "majority"]  # how a panel combines its members' scores
 
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
+from benchmark.judge.config import JudgeMode
 from benchmark.judge.prompts import CRITERIA as CRITERION_TEXTS
 from benchmark.judge.prompts import rubric_messages, verdict_messages
 from benchmark.llm import Endpoint, LLMError, UsageLedger
@@ -27,7 +28,6 @@ from benchmark.llm.loop import run
 from benchmark.llm.prompting import render_context
 from benchmark.llm.reply_cache import ResponseCache
 
-JudgeMode = Literal["rubric", "2_1_0"]
 VERDICT_CRITERION = "recall_correctness"
 VERDICTS: dict[str, int] = {"correct": 2, "partial": 1, "wrong": 0}
 

@@ -6,15 +6,16 @@ constructor of the stages sent a compacted region."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from benchmark.llm.client import LLMClient
 from benchmark.llm.endpoint import Endpoint
-from benchmark.llm.reply_cache import ResponseCache
 from benchmark.llm.usage import UsageLedger
-from benchmark.llm.window import Window
 
-C = TypeVar("C", bound=LLMClient)
+if TYPE_CHECKING:  # the client (openai, aiohttp) loads when a stage connects, not before
+    from benchmark.llm.client import LLMClient
+    from benchmark.llm.reply_cache import ResponseCache
+
+C = TypeVar("C", bound="LLMClient")
 
 
 def as_endpoint(endpoint: Endpoint | Mapping[str, Any]) -> Endpoint:
@@ -40,17 +41,21 @@ def connect(
     role: str,
     ledger: UsageLedger | None,
     cache: ResponseCache | None = None,
-    kind: type[C] = LLMClient,  # type: ignore[assignment]
+    kind: type[C] | None = None,
 ) -> tuple[Endpoint, UsageLedger, C]:
     """The validated endpoint, the ledger (a new one if none) and a client for ``role``
-    (``kind``: :class:`~benchmark.llm.native.NativeClient` for the Responses API too).
+    (``kind``: :class:`~benchmark.llm.native.NativeClient` for the Responses API too;
+    None: :class:`~benchmark.llm.client.LLMClient`).
 
     The client reads the key now, so a missing one fails before any work.
     ``cache`` (the job's response cache) makes reruns free; None = no caching.
     """
+    from benchmark.llm.client import LLMClient
+
     resolved = as_endpoint(endpoint)
     ledger = ledger if ledger is not None else UsageLedger()
-    return resolved, ledger, kind(resolved, role=role, ledger=ledger, cache=cache)
+    make = LLMClient if kind is None else kind
+    return resolved, ledger, make(resolved, role=role, ledger=ledger, cache=cache)  # type: ignore[return-value]
 
 
 class LLMStage:
@@ -67,8 +72,10 @@ class LLMStage:
         role: str,
         ledger: UsageLedger | None,
         cache: ResponseCache | None,
-        kind: type[LLMClient] = LLMClient,
+        kind: type[LLMClient] | None = None,  # None: LLMClient
     ) -> None:
+        from benchmark.llm.window import Window
+
         self.endpoint, self.ledger, self.client = connect(endpoint, role, ledger, cache, kind)
         self.window = Window(self.endpoint, role, self.ledger)
 

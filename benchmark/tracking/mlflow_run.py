@@ -9,6 +9,7 @@ as KILLED too, with what was logged so far (``LoggingInterrupted``).
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 from benchmark import interrupt
@@ -32,7 +33,7 @@ def log_run(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None
         if record.status == "KILLED":  # a second Ctrl-C leaves at once: say what it leaves
             _arm_second(tracking, run_id)
         try:
-            _log_content(record, sweep)
+            _log_content(run_id, record, sweep)
             if tracking.trace_llm and record.calls:
                 log_traces(record.calls, experiment_id, name=f"{run.info.run_name}: llm calls")
         except KeyboardInterrupt:
@@ -50,17 +51,13 @@ def _arm_second(tracking: TrackingConfig, run_id: str) -> None:
     )
 
 
-def _log_content(record: RunRecord, sweep: SweepInfo | None) -> None:
-    """Everything of one run but its traces, into the active MLflow run."""
+def _log_content(run_id: str, record: RunRecord, sweep: SweepInfo | None) -> None:
+    """Everything of one run but its traces, into the active MLflow run ``run_id``."""
     import mlflow
 
-    mlflow.set_tags({**record.tags, **sweep_tags(sweep)})
-    mlflow.log_params(record.params)
-    mlflow.log_metrics(record.metrics)
+    _log_values(run_id, record, sweep)
     if record.inputs is not None:
         log_transcript_inputs(record.inputs)
-    for step, metrics in enumerate(record.step_metrics):
-        mlflow.log_metrics(metrics, step=step)
     for name, table in record.tables.items():
         mlflow.log_table(table, artifact_file=name)
     with tempfile.TemporaryDirectory() as tmp:
@@ -71,6 +68,25 @@ def _log_content(record: RunRecord, sweep: SweepInfo | None) -> None:
         mlflow.log_artifacts(tmp)
     if record.artifact_dir is not None:
         mlflow.log_artifacts(str(record.artifact_dir))
+
+
+def _log_values(run_id: str, record: RunRecord, sweep: SweepInfo | None) -> None:
+    """Tags, params, metrics and each point's metrics (step = point) in one batch: one
+    store transaction, where a call per point took one each."""
+    from mlflow import MlflowClient
+    from mlflow.entities import Metric, Param, RunTag
+
+    now = int(time.time() * 1000)
+    metrics = [Metric(key, value, now, 0) for key, value in record.metrics.items()]
+    for step, point in enumerate(record.step_metrics):
+        metrics += [Metric(key, value, now, step) for key, value in point.items()]
+    tags = {**record.tags, **sweep_tags(sweep)}
+    MlflowClient().log_batch(
+        run_id,
+        metrics=metrics,
+        params=[Param(key, str(value)) for key, value in record.params.items()],
+        tags=[RunTag(key, str(value)) for key, value in tags.items()],
+    )
 
 
 def sweep_tags(sweep: SweepInfo | None) -> dict[str, str]:
