@@ -2,14 +2,17 @@
 
 The ledger can also keep every call (:class:`CallRecord`) so tracking can
 turn them into MLflow traces after the job; it is off unless asked for,
-because a long sweep's prompts add up.
+because a long sweep's prompts add up. Kept calls go to a temporary JSON Lines
+file as they land, not to memory: each request holds a rendered context, and a
+job of a thousand calls would otherwise hold a thousand of them until logging.
 """
 
 from __future__ import annotations
 
+import tempfile
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -69,7 +72,7 @@ class UsageLedger:
         self._lock = threading.Lock()
         self._roles: dict[str, list[float]] = {}  # plain counters: this is per call
         self.keep_calls = keep_calls
-        self._calls: list[CallRecord] = []
+        self._spill: IO[str] | None = None  # the kept calls, one JSON line each
 
     def record(self, role: str, usage: Usage | None = None, **counts: float) -> None:
         """Add ``usage`` (or the named counts, which is cheaper) to ``role``'s totals."""
@@ -94,8 +97,11 @@ class UsageLedger:
         )
         self.record(call.role, usage)
         if self.keep_calls:
+            line = call.model_dump_json() + "\n"
             with self._lock:
-                self._calls.append(call)
+                if self._spill is None:
+                    self._spill = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+                self._spill.write(line)
 
     def account(
         self,
@@ -144,8 +150,15 @@ class UsageLedger:
         )
 
     def calls(self) -> list[CallRecord]:
+        """The kept calls, in the order they landed (read back from their file)."""
         with self._lock:
-            return list(self._calls)
+            spill = self._spill
+            if spill is None:
+                return []
+            spill.seek(0)
+            calls = [CallRecord.model_validate_json(line) for line in spill]
+            spill.seek(0, 2)  # later calls append
+            return calls
 
     def roles(self) -> dict[str, Usage]:
         with self._lock:
