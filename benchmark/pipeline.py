@@ -51,10 +51,13 @@ def run_job(
 ) -> JobResult:
     """Compact point by point on this thread; then answer and judge every probe concurrently.
 
-    Probe extraction and compaction (CPU) run first, for every point; only then are
-    all probes scheduled, so the LLM loop runs at the speed of the network with no
-    CPU-bound stage competing for the interpreter, and each probe's judgment starts
-    when its own answer is in (no barrier between stages). Results are
+    Transcripts stream in one at a time (``TranscriptStream``) and are let go once their
+    points are prepared. With LLM stages, probe extraction and compaction (CPU) run
+    first, for every point; only then are all probes scheduled, so the LLM loop runs at
+    the speed of the network with no CPU-bound stage competing for the interpreter, and
+    each probe's judgment starts when its own answer is in (no barrier between stages).
+    Offline stages run inline, transcript by transcript, so only one transcript's
+    contexts are held at a time. Results are
     collected in schedule order, so the outcome does not depend on timing.
     A probe repeated at a later point of its session is asked once; each probe
     records its facts' survival in the context, and with ``control=true`` its
