@@ -39,7 +39,7 @@ from benchmark.scheduling import (
 )
 from benchmark.survival import ContextFacts
 from benchmark.transcript.models import Message, Transcript
-from benchmark.transcript.sources import LoadedTranscripts, load_transcripts
+from benchmark.transcript.sources import TranscriptStream
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +51,13 @@ def run_job(
 ) -> JobResult:
     """Compact point by point on this thread; then answer and judge every probe concurrently.
 
-    Probe extraction and compaction (CPU) run first, for every point; only then are
-    all probes scheduled, so the LLM loop runs at the speed of the network with no
-    CPU-bound stage competing for the interpreter, and each probe's judgment starts
-    when its own answer is in (no barrier between stages). Results are
+    Transcripts stream in one at a time (``TranscriptStream``) and are let go once their
+    points are prepared. With LLM stages, probe extraction and compaction (CPU) run
+    first, for every point; only then are all probes scheduled, so the LLM loop runs at
+    the speed of the network with no CPU-bound stage competing for the interpreter, and
+    each probe's judgment starts when its own answer is in (no barrier between stages).
+    Offline stages run inline, transcript by transcript, so only one transcript's
+    contexts are held at a time. Results are
     collected in schedule order, so the outcome does not depend on timing.
     A probe repeated at a later point of its session is asked once; each probe
     records its facts' survival in the context, and with ``control=true`` its
@@ -88,7 +91,7 @@ class _Job:
         self.config = config
         self.parts = parts
         self.sink = sink or (lambda point: point)
-        self.loaded: LoadedTranscripts | None = None
+        self.stream: TranscriptStream | None = None
         self.unmeasured = not_measured(config.rubric, parts.judge, parts.answerer)
         self.first_asked = FirstAsked()
         self.pending: list[ScheduledPoint] = []
@@ -98,10 +101,7 @@ class _Job:
     def run(self) -> None:
         config, parts = self.config, self.parts
         log.info("loading transcripts")
-        self.loaded = load_transcripts(config.transcript, redactor_for(config), config.cache_path)
-        transcripts = self.loaded.transcripts
-        log.info("loaded %d transcript(s)", len(transcripts))
-        points_of = _points(transcripts, config.compaction)
+        self.stream = TranscriptStream(config.transcript, redactor_for(config), config.cache_path)
         scheduler = ProbeScheduler(
             parts,
             config.rubric,
@@ -110,18 +110,31 @@ class _Job:
         )
         arms = 2 if config.control else 1
         self.render_ahead = scheduler.concurrent
+        compacts = _Compacts(config.compaction)
+        prepared = [0, 0]  # points, probes
         with JobProgress(parts.ledger, config.execution.progress) as progress:
-            # CPU first: every point's probes and compacted context, with no call in flight,
-            # so the CPU work never starves the LLM loop; then every probe at once.
-            for transcript, transcript_points in zip(transcripts, points_of, strict=True):
-                self._prepare(transcript, transcript_points, progress, arms)
-            log.info(
-                "prepared %d probe(s) at %d point(s)",
-                sum(len(s.probes) for s in self.pending),
-                len(self.pending),
-            )
+            # One transcript at a time, let go once its points are prepared. LLM stages: CPU
+            # first, every point's probes and compacted context with no call in flight, so
+            # the CPU work never starves the LLM loop; then every probe at once. Offline
+            # stages run inline: each transcript's points are evaluated and written (their
+            # contexts let go) before the next transcript loads.
+            for transcript in self.stream:
+                start = len(self.pending)
+                self._prepare(transcript, compacts(transcript), progress, arms)
+                del transcript  # the points hold what they need of it
+                fresh = self.pending[start:]
+                prepared[0] += len(fresh)
+                prepared[1] += sum(len(s.probes) for s in fresh)
+                if not scheduler.concurrent:
+                    for scheduled in fresh:
+                        self._submit(scheduled, scheduler, progress)
+                    self.collect(wait=False)
+            compacts.check()
+            log.info("loaded %d transcript(s)", len(self.stream.files))
+            log.info("prepared %d probe(s) at %d point(s)", prepared[1], prepared[0])
             for scheduled in self.pending:
-                self._submit(scheduled, scheduler, progress)
+                if not scheduled.compaction_tried:
+                    self._submit(scheduled, scheduler, progress)
             # Every call lands before the points' files are written: writing holds the
             # interpreter, which the LLM loop needs while calls are in flight.
             futures_wait([f for s in self.pending for f in (*s.futures, *s.controls)])
@@ -221,11 +234,11 @@ class _Job:
     def result(
         self, points: list[PointResult], interrupted: bool = False, unfinished: int = 0
     ) -> JobResult:
-        parts, loaded = self.parts, self.loaded
+        parts, stream = self.parts, self.stream
         return JobResult(
             policy=self.config.policy.name,
-            transcripts=[t.id for t in loaded.transcripts] if loaded else [],
-            inputs=loaded.manifest if loaded else None,
+            transcripts=stream.ids if stream else [],
+            inputs=stream.manifest if stream else None,
             rubric=self.config.rubric,
             context_window=self.config.compaction.context_window,
             not_measured=self.unmeasured,
@@ -273,32 +286,45 @@ def _probes(
     return probes, None
 
 
-def _points(transcripts: list[Transcript], config: CompactionConfig) -> list[list[CompactionPoint]]:
-    """Each transcript's compaction points. A session too short to compact gives no
-    probes: a warning, or an error when no session compacts at all."""
-    trigger = int(config.context_window * config.trigger_ratio)
-    points = [find_points(t, config) for t in transcripts]
-    for t in transcripts:
-        warning = head_warning(t, config)
+class _Compacts:
+    """Each transcript's compaction points, as the transcripts stream in. A session too
+    short to compact gives no probes: a warning, or an error (``check``, once all are in)
+    when no session compacts at all."""
+
+    def __init__(self, config: CompactionConfig) -> None:
+        self.config = config
+        self.trigger = int(config.context_window * config.trigger_ratio)
+        self.compacting = 0
+        self.longest: tuple[int, str] | None = None  # (tokens, id) of the longest session
+
+    def __call__(self, transcript: Transcript) -> list[CompactionPoint]:
+        found = find_points(transcript, self.config)
+        warning = head_warning(transcript, self.config)
         if warning is not None:
-            log.warning("%s: %s", source_name(t), warning)
-    short = [t for t, found in zip(transcripts, points, strict=True) if not found]
-    for t in short:
-        log.warning(
-            "transcript %r: %d tokens never pass the compaction trigger (%d tokens = "
-            "compaction.context_window x compaction.trigger_ratio): no probes from it",
-            t.id,
-            t.total_tokens,
-            trigger,
-        )
-    if len(short) == len(transcripts):
-        longest = max(transcripts, key=lambda t: t.total_tokens)
-        raise UserError(
-            f"no transcript reaches the compaction trigger ({trigger} tokens = "
-            "compaction.context_window x compaction.trigger_ratio; the longest, "
-            f"{longest.id!r}, has {longest.total_tokens}): lower compaction.context_window"
-        )
-    return points
+            log.warning("%s: %s", source_name(transcript), warning)
+        tokens = transcript.total_tokens
+        if self.longest is None or tokens > self.longest[0]:
+            self.longest = (tokens, transcript.id)
+        if found:
+            self.compacting += 1
+        else:
+            log.warning(
+                "transcript %r: %d tokens never pass the compaction trigger (%d tokens = "
+                "compaction.context_window x compaction.trigger_ratio): no probes from it",
+                transcript.id,
+                tokens,
+                self.trigger,
+            )
+        return found
+
+    def check(self) -> None:
+        if not self.compacting and self.longest is not None:
+            tokens, longest = self.longest
+            raise UserError(
+                f"no transcript reaches the compaction trigger ({self.trigger} tokens = "
+                "compaction.context_window x compaction.trigger_ratio; the longest, "
+                f"{longest!r}, has {tokens}): lower compaction.context_window"
+            )
 
 
 def source_name(transcript: Transcript) -> str:

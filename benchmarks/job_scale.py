@@ -9,7 +9,10 @@ caches). Then the same at ``factor x N``. For each run it prints the wall time a
 peak RSS of the job process (``os.wait4``: that child's own ``ru_maxrss``), and for each
 warmth the time ratio of the large job to the small one, which should be at most the
 factor (the job does no work that grows faster than the sessions), and the RSS ratio,
-which should stay near 1 (contexts and results are streamed to files, not held).
+which should stay near 1: transcripts stream in one at a time, and contexts and results
+go to files as each point is done. What still grows is the per-probe scores the job
+keeps for its metrics and table, and the answerer's line-term memos until they reach
+their bounds (``answerer/extractive._line``, ``answerer/query._terms``).
 
 Not a test: the machine is shared and noisy, so both sizes run side by side in one
 sitting; read the ratios. Exit 0 whatever the figures.

@@ -3,9 +3,11 @@ and the transcripts recorded in MLflow (real Hydra composition, a real MLflow st
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import shutil
+import weakref
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from test_cli import run_cli
 
 from benchmark.config import validate
 from benchmark.errors import UserError
-from benchmark.transcript.sources import expand_paths, load_transcripts
+from benchmark.transcript.sources import TranscriptStream, expand_paths, load_transcripts
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CHAT = FIXTURES / "chat" / "ledger_fix.jsonl"
@@ -95,6 +97,36 @@ def test_same_stem_in_two_folders_gets_two_ids(tmp_path):
         shutil.copy(CHAT, tmp_path / sub / "session.jsonl")
     loaded = load_transcripts(_files_config(f"{tmp_path}/*/session.jsonl"))
     assert [t.id for t in loaded.transcripts] == ["session-0", "session-1"]
+
+
+def test_same_stem_keeps_its_suffix_when_the_other_file_is_skipped(tmp_path):
+    """Ids are fixed as files stream in: a name shared by two files found is suffixed
+    even when one of them turns out unreadable."""
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+    shutil.copy(CHAT, tmp_path / "a" / "session.jsonl")
+    (tmp_path / "b" / "session.jsonl").write_text("")
+    config = _files_config(f"{tmp_path}/*/session.jsonl", "transcript.on_error=skip")
+    loaded = load_transcripts(config)
+    assert [t.id for t in loaded.transcripts] == ["session-0"]
+    assert [f.transcript_id for f in loaded.manifest.files] == ["session-0"]
+
+
+def test_stream_holds_one_transcript_at_a_time(mixed):
+    """A job streams its transcripts: the stream keeps none it has yielded, and its
+    manifest grows as they come, ending as ``load_transcripts``'s."""
+    stream = TranscriptStream(_files_config(mixed))
+    previous: weakref.ref | None = None
+    seen = 0
+    for transcript in stream:
+        seen += 1
+        gc.collect()
+        assert previous is None or previous() is None  # let go once the consumer did
+        assert stream.ids[-1] == transcript.id and len(stream.manifest.files) == seen
+        previous = weakref.ref(transcript)
+        del transcript
+    assert seen > 1
+    assert stream.manifest == load_transcripts(_files_config(mixed)).manifest
 
 
 def test_on_error_fail_and_skip(mixed):

@@ -2,14 +2,20 @@
 
 The ledger can also keep every call (:class:`CallRecord`) so tracking can
 turn them into MLflow traces after the job; it is off unless asked for,
-because a long sweep's prompts add up.
+because a long sweep's prompts add up. Kept calls go to a temporary JSON Lines
+file as they land, not to memory: each request holds a rendered context, and a
+job of a thousand calls would otherwise hold a thousand of them until logging.
+A writer thread encodes them, so the LLM loop only hands each one over.
 """
 
 from __future__ import annotations
 
+import queue
+import tempfile
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+import weakref
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -69,7 +75,8 @@ class UsageLedger:
         self._lock = threading.Lock()
         self._roles: dict[str, list[float]] = {}  # plain counters: this is per call
         self.keep_calls = keep_calls
-        self._calls: list[CallRecord] = []
+        self._spill: IO[str] | None = None  # the kept calls, one JSON line each
+        self._pending: queue.Queue[CallRecord | None] | None = None  # to the writer thread
 
     def record(self, role: str, usage: Usage | None = None, **counts: float) -> None:
         """Add ``usage`` (or the named counts, which is cheaper) to ``role``'s totals."""
@@ -95,7 +102,30 @@ class UsageLedger:
         self.record(call.role, usage)
         if self.keep_calls:
             with self._lock:
-                self._calls.append(call)
+                if self._pending is None:
+                    self._start_writer()
+                assert self._pending is not None
+            self._pending.put(call)
+
+    def _start_writer(self) -> None:
+        """The file and the thread writing kept calls to it (ends with the ledger)."""
+        spill = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (the ledger's)
+        pending: queue.Queue[CallRecord | None] = queue.Queue()
+        lock = self._lock
+
+        def write() -> None:
+            while (call := pending.get()) is not None:
+                try:
+                    line = call.model_dump_json() + "\n"
+                    with lock:
+                        spill.write(line)
+                finally:
+                    pending.task_done()  # calls() waits for this, whatever happened
+            spill.close()
+
+        threading.Thread(target=write, name="ledger-calls", daemon=True).start()
+        weakref.finalize(self, pending.put, None)
+        self._spill, self._pending = spill, pending
 
     def account(
         self,
@@ -144,8 +174,17 @@ class UsageLedger:
         )
 
     def calls(self) -> list[CallRecord]:
+        """The kept calls, in the order they landed (read back from their file)."""
+        if self._pending is None:
+            return []
+        self._pending.join()  # every call handed over is written
         with self._lock:
-            return list(self._calls)
+            spill = self._spill
+            assert spill is not None
+            spill.seek(0)
+            calls = [CallRecord.model_validate_json(line) for line in spill]
+            spill.seek(0, 2)  # later calls append
+            return calls
 
     def roles(self) -> dict[str, Usage]:
         with self._lock:

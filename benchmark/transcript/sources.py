@@ -25,6 +25,7 @@ import glob
 import logging
 import os
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,69 +73,142 @@ def load_transcripts(
     redactor: Redactor | None = None,
     cache_dir: Path | None = None,
 ) -> LoadedTranscripts:
-    """The job's transcripts, redacted by ``redactor`` (default: every built-in detector).
+    """The job's transcripts, redacted by ``redactor`` (default: every built-in detector),
+    all at once (a job streams them: ``TranscriptStream``).
 
     Generated sessions are read back from ``cache_dir`` (``cache.dir``) when stored there.
     """
-    redactor = redactor or build_redactor()
-    if isinstance(config, SyntheticTranscripts):
-        return _generate(config, redactor, cache_dir)
-    found = scan(config.path, config.extensions)
-    paths = found.files
-    imported: list[Imported] = []
-    redactions: list[dict[str, int]] = []
-    skipped: list[SkippedFile] = []
-    for path, why in found.passed:
-        log.warning("skipped %s: %s", path, why)
-        skipped.append(SkippedFile(path=str(path), error=why))
-    if found.ignored:
-        log.info("transcript.path: also passed over %s", _counted(found.ignored))
-    for path, named in paths.items():
-        try:
-            item, transcript, counts = _import(path, config, redactor)
-        except TranscriptError as exc:
-            if isinstance(exc, SubagentLog) and not named:
-                log.info("skipped %s: %s", path, SUBAGENT_SKIPPED)
-                skipped.append(SkippedFile(path=str(path), error=SUBAGENT_SKIPPED))
+    stream = TranscriptStream(config, redactor, cache_dir)
+    transcripts = list(stream)
+    return LoadedTranscripts(transcripts=transcripts, manifest=stream.manifest)
+
+
+class TranscriptStream:
+    """The job's transcripts one at a time, so a job holds one session, not all of them.
+
+    Iterate it once: each transcript is loaded (imported, or generated / read from the
+    session cache), redacted and entered in ``manifest`` as it is yielded, and nothing
+    here keeps it. A bad ``transcript.path`` fails on construction; no file importable
+    fails when the iteration ends. Two files with the same name (stem) would collide in
+    probe ids and artifacts: each is named ``<stem>-<i>``, ``i`` its index among the
+    files imported.
+    """
+
+    def __init__(
+        self,
+        config: SyntheticTranscripts | FileTranscripts,
+        redactor: Redactor | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.config = config
+        self.redactor = redactor or build_redactor()
+        self.cache_dir = cache_dir
+        self.files: list[SourceFile] = []  # one per transcript yielded so far
+        self.skipped: list[SkippedFile] = []
+        self.found = (
+            None
+            if isinstance(config, SyntheticTranscripts)
+            else scan(config.path, config.extensions)
+        )
+
+    @property
+    def ids(self) -> list[str]:
+        """The ids of the transcripts yielded so far."""
+        return [f.transcript_id for f in self.files]
+
+    @property
+    def manifest(self) -> TranscriptManifest:
+        """The transcripts yielded so far (all of them once the iteration ends)."""
+        config = self.config
+        if isinstance(config, SyntheticTranscripts):
+            source = f"synthetic: {config.sessions} sessions from seed {config.seed}"
+            return TranscriptManifest(source=source, files=list(self.files))
+        assert self.found is not None
+        return TranscriptManifest(
+            source=config.path if isinstance(config.path, str) else ", ".join(config.path),
+            files=list(self.files),
+            skipped=list(self.skipped),
+            passed_over=dict(sorted(self.found.ignored.items())),
+        )
+
+    def __iter__(self) -> Iterator[Transcript]:
+        config = self.config
+        if isinstance(config, SyntheticTranscripts):
+            return self._generate(config)
+        return self._import_all(config)
+
+    def _generate(self, config: SyntheticTranscripts) -> Iterator[Transcript]:
+        """Session ``i`` is generated from ``session_seed(config.seed, i)``: no two (seed,
+        index) pairs share a session, so runs with different seeds are independent."""
+        for i in range(config.sessions):
+            t, counts = load_or_generate(
+                session_seed(config.seed, i),
+                config.target_tokens,
+                f"synthetic-s{config.seed}-{i}",
+                self.redactor,
+                self.cache_dir,
+            )
+            self.files.append(_source(t, t.source, "synthetic", t.content_hash, 0, [], counts))
+            yield t
+            del t  # not held while the next one loads
+
+    def _import_all(self, config: FileTranscripts) -> Iterator[Transcript]:
+        found, redactor = self.found, self.redactor
+        assert found is not None
+        for path, why in found.passed:
+            log.warning("skipped %s: %s", path, why)
+            self.skipped.append(SkippedFile(path=str(path), error=why))
+        if found.ignored:
+            log.info("transcript.path: also passed over %s", _counted(found.ignored))
+        stems = Counter(path.stem for path in found.files)
+        for path, named in found.files.items():
+            try:
+                item, transcript, counts = _import(path, config, redactor)
+            except TranscriptError as exc:
+                self._skip(exc, path, named, config)
                 continue
-            error = exc.located(redactor.text)  # an error may quote the line at fault
-            if config.on_error == "fail":
-                raise UserError(
-                    f"{exc.path}: {error} (transcript.on_error=skip goes on without it)"
-                ) from None
-            log.warning("skipped %s: %s", exc.path, error)
-            skipped.append(SkippedFile(path=str(path), error=error, line=exc.line))
-            continue
-        warnings = [redactor.text(w) for w in item.warnings]
-        notes = [redactor.text(n) for n in item.notes]
-        update = {"transcript": transcript, "warnings": warnings, "notes": notes}
-        item = item.model_copy(update=update)
-        _log_warnings(item)
-        imported.append(item)
-        redactions.append(counts)
-    if not imported:
-        first = skipped[len(found.passed)]  # the first file read (passed-over entries first)
-        raise UserError(
-            f"transcript.path: none of the {len(paths)} files could be imported "
-            f"(first: {first.path}: {first.error})"
-        )
-    transcripts = _unique_ids([item.transcript for item in imported])
-    files = [
-        _source(
-            t, item.path, item.format, item.sha256, item.size, item.warnings, counts, item.notes
-        )
-        for t, item, counts in zip(transcripts, imported, redactions, strict=True)
-    ]
-    spec = config.path if isinstance(config.path, str) else ", ".join(config.path)
-    return LoadedTranscripts(
-        transcripts=transcripts,
-        manifest=TranscriptManifest(
-            source=spec,
-            files=files,
-            skipped=skipped,
-            passed_over=dict(sorted(found.ignored.items())),
-        ),
-    )
+            warnings = [redactor.text(w) for w in item.warnings]
+            notes = [redactor.text(n) for n in item.notes]
+            if stems[transcript.id] > 1:
+                transcript = transcript.model_copy(
+                    update={"id": f"{transcript.id}-{len(self.files)}"}
+                )
+            _log_warnings(item.path, warnings)
+            self.files.append(
+                _source(
+                    transcript,
+                    item.path,
+                    item.format,
+                    item.sha256,
+                    item.size,
+                    warnings,
+                    counts,
+                    notes,
+                )
+            )
+            del item  # its transcript is the unredacted one
+            yield transcript
+            del transcript  # not held while the next one loads
+        if not self.files:
+            first = self.skipped[len(found.passed)]  # the first file read (passed over first)
+            raise UserError(
+                f"transcript.path: none of the {len(found.files)} files could be imported "
+                f"(first: {first.path}: {first.error})"
+            )
+
+    def _skip(self, exc: TranscriptError, path: Path, named: bool, config: FileTranscripts) -> None:
+        """A file that could not be imported: skipped with why, or the job fails."""
+        if isinstance(exc, SubagentLog) and not named:
+            log.info("skipped %s: %s", path, SUBAGENT_SKIPPED)
+            self.skipped.append(SkippedFile(path=str(path), error=SUBAGENT_SKIPPED))
+            return
+        error = exc.located(self.redactor.text)  # an error may quote the line at fault
+        if config.on_error == "fail":
+            raise UserError(
+                f"{exc.path}: {error} (transcript.on_error=skip goes on without it)"
+            ) from None
+        log.warning("skipped %s: %s", exc.path, error)
+        self.skipped.append(SkippedFile(path=str(path), error=error, line=exc.line))
 
 
 def _import(
@@ -257,29 +331,6 @@ def _counted(ignored: Counter[str]) -> str:
     return ", ".join(f"{n} {why}" for why, n in sorted(ignored.items()))
 
 
-def _generate(
-    config: SyntheticTranscripts, redactor: Redactor, cache_dir: Path | None
-) -> LoadedTranscripts:
-    """Session ``i`` is generated from ``session_seed(config.seed, i)``: no two (seed,
-    index) pairs share a session, so runs with different seeds are independent."""
-    redacted = [
-        load_or_generate(
-            session_seed(config.seed, i),
-            config.target_tokens,
-            f"synthetic-s{config.seed}-{i}",
-            redactor,
-            cache_dir,
-        )
-        for i in range(config.sessions)
-    ]
-    transcripts = [t for t, _ in redacted]
-    files = [_source(t, t.source, "synthetic", t.content_hash, 0, [], c) for t, c in redacted]
-    source = f"synthetic: {config.sessions} sessions from seed {config.seed}"
-    return LoadedTranscripts(
-        transcripts=transcripts, manifest=TranscriptManifest(source=source, files=files)
-    )
-
-
 def _source(
     t: Transcript,
     path: str,
@@ -306,21 +357,12 @@ def _source(
     )
 
 
-def _unique_ids(transcripts: list[Transcript]) -> list[Transcript]:
-    """Two files with the same stem would collide in probe ids and artifacts."""
-    counts = Counter(t.id for t in transcripts)
-    return [
-        t if counts[t.id] == 1 else t.model_copy(update={"id": f"{t.id}-{i}"})
-        for i, t in enumerate(transcripts)
-    ]
-
-
-def _log_warnings(item: Imported) -> None:
-    for warning in item.warnings[:_SHOWN_WARNINGS]:
-        log.warning("%s: %s", item.path, warning)
-    if len(item.warnings) > _SHOWN_WARNINGS:
+def _log_warnings(path: str, warnings: list[str]) -> None:
+    for warning in warnings[:_SHOWN_WARNINGS]:
+        log.warning("%s: %s", path, warning)
+    if len(warnings) > _SHOWN_WARNINGS:
         log.warning(
             "%s: %d more import warnings (see transcripts/manifest.json in the run)",
-            item.path,
-            len(item.warnings) - _SHOWN_WARNINGS,
+            path,
+            len(warnings) - _SHOWN_WARNINGS,
         )
