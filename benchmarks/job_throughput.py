@@ -9,8 +9,8 @@ fresh MLflow store under a temporary folder, the preflight off so the server's s
 starts at the first real call. Figures are taken at the server (``GET /stub/stats``):
 calls, span from first request to last reply, and the ratio to ideal,
 ``calls x latency / concurrency / span``. The whole process is split by the job's own
-log lines (``benchmark.pipeline`` logs each phase's end): startup, generation and
-loading, probes and compaction, the LLM phase, logging. A warm rerun on the same cache
+log lines (``benchmark.pipeline`` logs each phase's end): startup, sessions,
+probes and compaction (streamed together), the LLM phase, logging. A warm rerun on the same cache
 must make 0 calls. ``--peer`` also runs inspect_ai's equivalent (``benchmarks/peer_inspect.py``)
 against a fresh stub with the same settings. It reports, it does not gate: exit code 0.
 """
@@ -41,7 +41,6 @@ _STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]\[([\w.]+)\]\[\
 # The job's own log lines that end each phase (benchmark.pipeline, benchmark.__main__).
 _MARKS = {
     "started": re.compile(r"^loading transcripts"),
-    "loaded": re.compile(r"^loaded \d+ transcript"),
     "prepared": re.compile(r"^prepared \d+ probe"),
     "answered": re.compile(r"^evaluated \d+ probe"),
 }
@@ -114,12 +113,11 @@ def run_job(argv: list[str], folder: Path) -> JobRun:
 
 def phases(job: JobRun) -> list[tuple[str, float | None]]:
     """Seconds per phase, from the job's log lines (None when a line is missing)."""
-    marks = [job.mark(name) for name in ("started", "loaded", "prepared", "answered")]
+    marks = [job.mark(name) for name in ("started", "prepared", "answered")]
     cuts = [job.started, *marks, job.started + job.wall]
     names = [
         "startup (imports, config, parts, store)",
-        "generation and loading",
-        "probes and compaction",
+        "sessions, probes and compaction (streamed)",
         "LLM phase (answers and judgments)",
         "scorecard and logging",
     ]
