@@ -270,7 +270,7 @@ class ExtractiveAnswerer:
 
 
 # The contexts of a job share most of their lines: each distinct line is analysed once.
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=1 << 12)
 def _line(
     text: str,
 ) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...], str, str] | None:

@@ -51,7 +51,7 @@ def terms(text: str) -> list[str]:
 
 # The contexts of one job share most of their lines (a session's points, sessions from
 # the same templates): each line is analysed once.
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=1 << 12)
 def _terms(text: str) -> tuple[str, ...]:
     return (*content_terms(text), *identifier_terms(text))
 
