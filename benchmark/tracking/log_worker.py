@@ -15,11 +15,17 @@ import os
 import signal
 import sys
 import traceback
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
 
 from benchmark.errors import UserError
 from benchmark.interrupt import LoggingInterrupted
 from benchmark.tracking.logger_process import encode
+
+if TYPE_CHECKING:
+    from benchmark.run_record import RunRecord
+    from benchmark.tracking.config import TrackingConfig
+    from benchmark.tracking.sweep import SweepInfo
 
 
 def _reply(out: TextIO, **message: Any) -> None:
@@ -33,7 +39,6 @@ def serve(inp: TextIO, out: TextIO) -> int:
     if not line:
         return 0
     from benchmark.tracking.config import TrackingConfig
-    from benchmark.tracking.mlflow_run import log_run
     from benchmark.tracking.mlflow_store import prepare_tracking
     from benchmark.tracking.store_check import preload
 
@@ -41,43 +46,47 @@ def serve(inp: TextIO, out: TextIO) -> int:
     preload()  # the seconds of imports, touching no store
     if not inp.readline():  # the job stopped before its work: leave the store untouched
         return 0
-    try:
-        prepare_tracking(tracking)
-    except UserError as exc:
-        _reply(out, error=str(exc))
-        return 2
-    except Exception:
-        _reply(out, crash=traceback.format_exc())
-        return 1
-    _reply(out, ready=True)
-    line = inp.readline()
+    code = _answer(out, lambda: {"ready": True, "experiment_id": prepare_tracking(tracking)})
+    line = inp.readline() if code == 0 else ""
     if not line:
-        return 0
+        return code
     from benchmark.run_record import RunRecord
     from benchmark.tracking.sweep import SweepInfo
 
     message = json.loads(line)
     record = RunRecord.model_validate(message["record"])
     sweep = SweepInfo.model_validate(message["sweep"]) if message.get("sweep") else None
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return _answer(out, lambda: _log(record, tracking, sweep))
+
+
+def _answer(out: TextIO, step: Callable[[], dict[str, Any]]) -> int:
+    """Run one step and send its reply: its result, a user error's line, or a traceback.
+    The exit code, should the child end there."""
     try:
-        run_id = log_run(record, tracking, sweep)
-    except LoggingInterrupted as stop:
-        _reply(out, interrupted=stop.run_id)
-        return 130
-    except KeyboardInterrupt:
-        _reply(out, interrupted=None)
-        return 130
+        reply = step()
     except UserError as exc:
         _reply(out, error=str(exc))
         return 2
     except Exception:
         _reply(out, crash=traceback.format_exc())
         return 1
+    _reply(out, **reply)
+    return 130 if "interrupted" in reply else 0
+
+
+def _log(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None) -> dict[str, Any]:
+    """``log_run``, the parent's forwarded Ctrl-C ending the run as KILLED."""
+    from benchmark.tracking.mlflow_run import log_run
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return {"run_id": log_run(record, tracking, sweep)}
+    except LoggingInterrupted as stop:
+        return {"interrupted": stop.run_id}
+    except KeyboardInterrupt:
+        return {"interrupted": None}
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _reply(out, run_id=run_id)
-    return 0
 
 
 def main() -> int:
