@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -25,15 +25,27 @@ from benchmark.results import JobResult, PointResult
 from benchmark.run_record import Outcome, RunRecord, columns, flatten, redact
 from benchmark.tracking.inputs import manifest_metrics
 
+if TYPE_CHECKING:
+    from benchmark.tracking.logger_process import TrackingChild
 
-def job(config: BenchmarkConfig, resolved: dict[str, Any]) -> tuple[RunRecord, Outcome]:
-    """Run the configured job; its record, and the objective or why it stops."""
+
+def job(
+    config: BenchmarkConfig, resolved: dict[str, Any], child: TrackingChild | None = None
+) -> tuple[RunRecord, Outcome]:
+    """Run the configured job; its record, and the objective or why it stops. ``child``:
+    the process preparing the tracking store beside the job (None: prepared here)."""
     parts = build_parts(config)  # a missing key or bad option fails here, before any work
-    if client_loaded():  # no part made an LLM client: nothing to reach, no aiohttp to load
+    llm = client_loaded()  # no part made an LLM client: nothing to reach, no aiohttp to load
+    if llm:
         from benchmark.llm.preflight import preflight
 
         preflight(parts)  # so does an unreachable endpoint or a misnamed model (one line)
-    if config.tracking.enabled:
+    if child is not None:
+        child.prepare()  # the store is opened beside the job, as it would be here
+        if llm:  # LLM calls cost money: never make them for a store that cannot take them
+            child.ready()
+        # Offline, the work takes seconds: the child's store is checked when the run is logged.
+    elif config.tracking.enabled:
         from benchmark.tracking.mlflow_store import prepare_tracking
 
         # Migrate a fresh store (or reach the server) before the work, not after it.

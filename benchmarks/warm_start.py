@@ -5,12 +5,14 @@
 Runs ``python -m benchmark`` (the default config, no overrides) in its own process in
 a fresh temporary working directory: once cold (no session or probe cache, no MLflow
 store), then ``--warm`` times warm (caches and store there), then once warm with
-``tracking=disabled`` (what MLflow costs is the difference). Prints each run's wall
-and CPU time (user + system of the child), then one more warm run, instrumented,
-split into phases by CPU time: interpreter and imports, Hydra composition and
-validation, the tracking store made ready (MLflow imported and opened), sessions
-loaded from the cache, probe sets from the cache, compaction, answering/judging
-(with fact survival), the scorecard and run record, and MLflow logging. Baselines
+``tracking=disabled`` (what MLflow costs is the difference) and once with MLflow
+imported before the job (so it logs in-process, as before the logging child of
+``benchmark.tracking.logger_process``). Prints each run's wall and CPU time (user +
+system of the process and its children), then one more warm run, instrumented, split
+into phases by CPU time: interpreter and imports, Hydra composition and validation, the
+tracking store checked, sessions loaded from the cache, probe sets from the cache,
+compaction, answering/judging (with fact survival), the scorecard and run record, and
+MLflow logging (the wait for the child's reply), then the child's own CPU. Baselines
 (``python -c pass``, ``import benchmark``, ``import benchmark.job`` (no ``openai`` in it),
 ``import openai``,
 ``import mlflow`` and its SQLite store) are timed side by side in the same sitting.
@@ -43,12 +45,13 @@ mark("imports: hydra + entry point")
 WRAP = [
     ("benchmark.config", "validate", "validate"),
     ("benchmark.tracking.mlflow_store", "prepare_tracking", "tracking store ready (MLflow)"),
+    ("benchmark.tracking.mlflow_store", "check_tracking", "tracking store checked (no MLflow)"),
     ("benchmark.pipeline", "load_transcripts", "sessions (cache)"),
     ("benchmark.pipeline", "load_or_generate", "probe sets (cache)"),
     ("benchmark.pipeline", "compact_point", "compaction"),
     ("benchmark.job", "run_job", "answer + judge + survival"),
     ("benchmark.job", "job_record", "scorecard + run record"),
-    ("benchmark.__main__", "_log", "MLflow logging"),
+    ("benchmark.__main__", "_log", "MLflow logging (and waiting for its child)"),
 ]
 totals = {}
 def wrap(module, name, label):
@@ -83,7 +86,19 @@ finally:
     rest = end - startup - sum(totals.values())
     print(f"PHASE other (Hydra compose and run set-up, lazy imports)\t{rest:.3f}", file=sys.stderr)
     print(f"PHASE total CPU in process\t{end:.3f}", file=sys.stderr)
+    import resource
+    child = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"PHASE MLflow child process, beside the job\t{child.ru_utime + child.ru_stime:.3f}",
+          file=sys.stderr)
 """
+
+
+# The job with MLflow imported before it starts: it then logs in its own process, as
+# before the logging child (``benchmark.tracking.logger_process.wanted``).
+_IN_PROCESS = (
+    "import sys, runpy, mlflow; sys.argv = ['benchmark']; "
+    "runpy.run_module('benchmark', run_name='__main__', alter_sys=True)"
+)
 
 
 def _run(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
@@ -132,6 +147,8 @@ def main() -> None:
         rows.append((f"python -m benchmark (warm {i + 1})", wall, cpu))
     wall, cpu, _ = _run([*job, "tracking=disabled"], work)  # the same job without MLflow
     rows.append(("python -m benchmark tracking=disabled (warm)", wall, cpu))
+    wall, cpu, _ = _run([py, "-c", _IN_PROCESS], work)  # MLflow loaded first: no child
+    rows.append(("python -m benchmark, MLflow in-process (warm)", wall, cpu))
     _, _, phases = _run([py, "-c", _PHASES], work)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     width = max(len(r[0]) for r in rows)

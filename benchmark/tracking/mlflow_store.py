@@ -19,7 +19,7 @@ from urllib.request import getproxies, proxy_bypass
 
 from benchmark.errors import UserError
 from benchmark.tracking.config import TrackingConfig
-from benchmark.tracking.store_check import DB_NAME, open_store, preload, store_lock
+from benchmark.tracking.store_check import DB_NAME, check_sqlite, open_store, preload, store_lock
 
 
 def tracking_uri(store_dir: str | Path) -> str:
@@ -37,6 +37,19 @@ def prepare_tracking(tracking: TrackingConfig) -> str:
     if tracking.uri is None:
         return prepare_store(tracking.store_dir, tracking.experiment)
     return prepare_server(tracking.uri, tracking.experiment)
+
+
+def check_tracking(tracking: TrackingConfig) -> None:
+    """What ``prepare_tracking`` would refuse that can be told without MLflow, in
+    milliseconds: a store folder that cannot be used, a store file that is not one of ours
+    (``check_sqlite``), a server that does not answer."""
+    if tracking.uri is not None:
+        check_reachable(tracking.uri)
+        return
+    shown = Path(tracking.store_dir)
+    store = shown.resolve()
+    with store_lock(store, shown):
+        check_sqlite(store / DB_NAME, shown / DB_NAME)
 
 
 _PREPARED: dict[tuple[Path, str], str] = {}  # opening a SQLite store costs ~1 s; once a process

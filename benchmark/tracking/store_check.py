@@ -80,8 +80,26 @@ def check_file(db: Path, shown: Path) -> None:
     """What can be told before MLflow opens ``db``: not SQLite, unreadable, left by an
     interrupted creation or migration, or of another MLflow version. A missing or empty
     file, or one with no table yet, is a fresh store: only that one may MLflow migrate."""
-    if not db.exists():
+    found = check_sqlite(db, shown)
+    if found is None:
         return
+    tables, version = found
+    from mlflow.store.db.base_sql_model import Base
+
+    # MLflow would (re)run its migrations on a store missing a table, and a failed run leaves
+    # it worse: an older store is for `mlflow db upgrade`, with a backup; others are broken.
+    missing = sorted(set(Base.metadata.tables) - tables)
+    if missing:
+        mismatch = _schema_mismatch(version, db, shown)
+        raise UserError(mismatch or broken(shown, f"table {missing[0]} is missing"))
+
+
+def check_sqlite(db: Path, shown: Path) -> tuple[set[str], str] | None:
+    """The part of ``check_file`` that needs no MLflow (milliseconds, so a job can run it
+    up front while MLflow loads elsewhere): the store's tables and schema version, or None
+    for a fresh store. Call it under ``store_lock``, as ``check_file``."""
+    if not db.exists():
+        return None
     if not db.is_file():
         raise UserError(broken(shown, "not a file"))
     try:
@@ -90,7 +108,7 @@ def check_file(db: Path, shown: Path) -> None:
     except OSError as exc:
         raise UserError(broken(shown, f"unreadable: {exc.strerror or exc}")) from None
     if not header:
-        return
+        return None
     if header != SQLITE_HEADER:
         raise UserError(broken(shown, "not an SQLite database"))
     try:
@@ -101,17 +119,10 @@ def check_file(db: Path, shown: Path) -> None:
     if leftover:
         raise UserError(broken(shown, f"an interrupted schema migration left table {leftover[0]}"))
     if not {t for t in tables if t != "alembic_version" and not t.startswith("sqlite_")}:
-        return
+        return None
     if version is None:
         raise UserError(broken(shown, "tables without a schema version: an interrupted creation"))
-    from mlflow.store.db.base_sql_model import Base
-
-    # MLflow would (re)run its migrations on a store missing a table, and a failed run leaves
-    # it worse: an older store is for `mlflow db upgrade`, with a backup; others are broken.
-    missing = sorted(set(Base.metadata.tables) - tables)
-    if missing:
-        mismatch = _schema_mismatch(version, db, shown)
-        raise UserError(mismatch or broken(shown, f"table {missing[0]} is missing"))
+    return tables, version
 
 
 def broken(shown: Path, why: str) -> str:

@@ -1,0 +1,118 @@
+"""The child of ``logger_process.TrackingChild``: prepare the store, log one record, exit.
+
+``python -m benchmark.tracking.log_worker`` reads its ``TrackingConfig`` from stdin (one
+JSON line) and imports MLflow; told to prepare (a second line), it runs
+``prepare_tracking`` and answers whether the store is ready, then reads one record and
+logs it with ``log_run``. End of input at any point ends
+it quietly (the parent went away or had nothing to log). SIGINT is ignored but while
+logging, where it is the parent's forwarded Ctrl-C and ends the run as KILLED.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+
+from benchmark.errors import UserError
+from benchmark.interrupt import LoggingInterrupted
+from benchmark.tracking.logger_process import encode
+
+if TYPE_CHECKING:
+    from benchmark.run_record import RunRecord
+    from benchmark.tracking.config import TrackingConfig
+    from benchmark.tracking.sweep import SweepInfo
+
+
+def _reply(out: TextIO, **message: Any) -> None:
+    out.write(encode(message))
+    out.flush()
+
+
+def serve(inp: TextIO, out: TextIO) -> int:
+    """The protocol of ``logger_process``; the exit code."""
+    line = inp.readline()
+    if not line:
+        return 0
+    from benchmark.tracking.config import TrackingConfig
+    from benchmark.tracking.mlflow_store import prepare_tracking
+    from benchmark.tracking.store_check import preload
+
+    tracking = TrackingConfig.model_validate_json(line)
+    preload()  # the seconds of imports, touching no store
+    if not inp.readline():  # the job stopped before its work: leave the store untouched
+        return 0
+    code = _answer(out, lambda: {"ready": True, "experiment_id": prepare_tracking(tracking)})
+    line = inp.readline() if code == 0 else ""
+    if not line:
+        return code
+    from benchmark.run_record import RunRecord
+    from benchmark.tracking.sweep import SweepInfo
+
+    message = json.loads(line)
+    record = RunRecord.model_validate(message["record"])
+    sweep = SweepInfo.model_validate(message["sweep"]) if message.get("sweep") else None
+    return _answer(out, lambda: _log(record, tracking, sweep))
+
+
+def _answer(out: TextIO, step: Callable[[], dict[str, Any]]) -> int:
+    """Run one step and send its reply: its result, a user error's line, or a traceback.
+    The exit code, should the child end there."""
+    try:
+        reply = step()
+    except UserError as exc:
+        _reply(out, error=str(exc))
+        return 2
+    except Exception:
+        _reply(out, crash=traceback.format_exc())
+        return 1
+    _reply(out, **reply)
+    return 130 if "interrupted" in reply else 0
+
+
+def _log(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None) -> dict[str, Any]:
+    """``log_run``, the parent's forwarded Ctrl-C ending the run as KILLED."""
+    from benchmark.tracking.mlflow_run import log_run
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        run_id = log_run(record, tracking, sweep)
+        import mlflow
+
+        mlflow.flush_trace_async_logging()  # the run is whole when the parent reports it
+        return {"run_id": run_id}
+    except LoggingInterrupted as stop:
+        return {"interrupted": stop.run_id}
+    except KeyboardInterrupt:
+        return {"interrupted": None}
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def main() -> NoReturn:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The protocol keeps stdout to itself: whatever else prints goes to stderr.
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    try:
+        code = serve(sys.stdin, out)
+    except BrokenPipeError:
+        code = 0  # the parent is gone
+    # The answer is out. Tearing down MLflow's thousands of modules takes 0.6 s of CPU
+    # that the job's own exit would otherwise wait for: run the exit handlers (MLflow's
+    # temporary folders) and leave without it.
+    with contextlib.suppress(BrokenPipeError):
+        out.flush()
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

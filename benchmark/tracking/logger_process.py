@@ -1,0 +1,160 @@
+"""MLflow in a child process beside the job: its import and store overlap the work.
+
+Importing MLflow and opening its SQLite store costs about 3 s of CPU, most of it holding
+the GIL, so neither a thread nor waiting helps: a job that starts ``TrackingChild`` at
+its start has it ready by the time the run is logged. The child
+(``python -m benchmark.tracking.log_worker``) runs ``prepare_tracking``, says whether the
+store is ready, then logs the one record it is sent with ``log_run``, the one writer of
+runs, and exits. The parent checks what it can without MLflow first (``check_tracking``),
+so a store that is plainly broken is still named before any work.
+
+Protocol, one JSON object a line: the parent sends the ``TrackingConfig`` (the child
+imports MLflow), then ``{"prepare": true}`` once the job's parts are built (the store is
+touched no earlier than in-process); the child answers ``{"ready": true}`` or
+``{"error": line}``; the parent sends ``{"record": ..., "sweep": ...}`` (redacted
+already, and through the pipe only, never argv or disk); the child answers
+``{"run_id": id}``, ``{"error": line}``, ``{"interrupted": id}`` (Ctrl-C while logging,
+forwarded: the run ended KILLED) or ``{"crash": traceback}``. The child exits on end of
+input, so a parent that dies leaves no child waiting; it runs in its own session, so a
+Ctrl-C at the terminal reaches the parent only, which sends the KILLED record.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+from typing import Any
+
+import pydantic_core
+
+from benchmark import interrupt
+from benchmark.errors import UserError
+from benchmark.interrupt import LoggingInterrupted
+from benchmark.run_record import RunRecord
+from benchmark.tracking.config import TrackingConfig
+from benchmark.tracking.sweep import SweepInfo
+
+WORKER = "benchmark.tracking.log_worker"
+CLOSE_TIMEOUT_S = 5.0
+
+
+def wanted(tracking: TrackingConfig, in_sweep: bool) -> bool:
+    """Whether a child helps: tracking on, a single job (a sweep's jobs import MLflow once
+    and reuse it), and MLflow not loaded here already."""
+    return tracking.enabled and not in_sweep and "mlflow" not in sys.modules
+
+
+def encode(message: dict[str, Any]) -> str:
+    """One protocol line. NaN and infinities stay numbers (a model's own JSON makes them
+    null); paths and nested models become their JSON forms."""
+    return json.dumps(message, default=pydantic_core.to_jsonable_python) + "\n"
+
+
+class TrackingChild:
+    """The child process that logs this job's run; see the module docstring."""
+
+    def __init__(self, tracking: TrackingConfig) -> None:
+        self.tracking = tracking
+        self._status: dict[str, Any] | None = None
+        self._prepared = False
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", WORKER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # Ctrl-C at the terminal is the parent's to handle
+        )
+        atexit.register(self.close)
+        self._send(tracking.model_dump())
+
+    def prepare(self) -> None:
+        """Let the child open (create, migrate) the store or reach the server, in the
+        background: call it once the job is sure to run. What can be told without MLflow
+        is checked here first: a plainly broken store is one line before any work."""
+        if not self._prepared:
+            from benchmark.tracking.mlflow_store import check_tracking
+
+            check_tracking(self.tracking)
+            self._prepared = True
+            self._send({"prepare": True})
+
+    def ready(self) -> None:
+        """Wait until the store is ready; a store that cannot be used is a one-line UserError."""
+        self.prepare()
+        if self._status is None:
+            self._status = self._receive("preparing the tracking store")
+        if "error" in self._status:
+            raise UserError(self._status["error"])
+
+    def log(self, record: RunRecord, sweep: SweepInfo | None = None) -> str:
+        """``log_run(record, tracking, sweep)`` in the child; the run's id. Ctrl-C while it
+        logs ends the run as KILLED there (``LoggingInterrupted``), as in-process."""
+        self.ready()
+        self._send({"record": record.model_dump(), "sweep": sweep and sweep.model_dump()})
+        if record.status == "KILLED":  # a second Ctrl-C leaves at once: say what it leaves
+            self._arm_second()
+        try:
+            reply = self._receive("logging the run")
+        except KeyboardInterrupt:
+            self._arm_second()
+            self._proc.send_signal(signal.SIGINT)
+            reply = self._receive("logging the run")
+        if "interrupted" in reply:
+            if reply["interrupted"] is None:
+                raise KeyboardInterrupt
+            raise LoggingInterrupted(reply["interrupted"])
+        if "error" in reply:
+            raise UserError(reply["error"])
+        return str(reply["run_id"])
+
+    def close(self) -> None:
+        """End the child: at end of input it exits. One that is opening a local store is
+        left to finish (stopped there, a migration would break the store for good); one
+        still importing, or done, is stopped after a grace period."""
+        proc = self._proc
+        if proc.stdin is not None and not proc.stdin.closed:
+            with contextlib.suppress(BrokenPipeError):  # it ended already
+                proc.stdin.close()
+        if proc.poll() is not None:
+            return
+        if self._status is None:
+            if self._prepared and self.tracking.uri is None:
+                return  # opening a local store: it finishes, then ends at end of input
+            proc.kill()  # still importing, or reaching a server: nothing to lose
+        try:
+            proc.wait(timeout=CLOSE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def _arm_second(self) -> None:
+        """What a second Ctrl-C leaves: the child goes on logging the run, and ends it."""
+        from benchmark.tracking.mlflow_store import store_uri
+
+        interrupt.arm_second(
+            f"the run is still being logged to {store_uri(self.tracking)} "
+            f"by process {self._proc.pid}"
+        )
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(encode(message))
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # the child ended: its reply, or its absence, says why
+
+    def _receive(self, doing: str) -> dict[str, Any]:
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline()
+        if not line:
+            code = self._proc.wait()
+            raise RuntimeError(f"the MLflow logging process ended ({code}) while {doing}")
+        reply: dict[str, Any] = json.loads(line)
+        if "crash" in reply:
+            raise RuntimeError(f"the MLflow logging process failed:\n{reply['crash']}")
+        return reply
