@@ -151,6 +151,9 @@ def workdir(tmp_path_factory) -> Path:
             f"judge.endpoint.base_url=http://bob:{s['url_password']}@127.0.0.1:9/v1",
             f"+judge.endpoint.api_key={s['cli_key']}",
             f"+judge.endpoint.password={s['cli_password']}",
+            # Its own folder: Hydra's default is named to the second, which the next job
+            # (started within that second) would share and overwrite.
+            "hydra.run.dir=outputs/refused/job",
         ],
         cwd,
     )
