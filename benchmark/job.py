@@ -22,7 +22,7 @@ from benchmark.parts import build_parts
 from benchmark.pipeline import run_job
 from benchmark.redaction import scrub_setting
 from benchmark.results import JobResult, PointResult
-from benchmark.run_record import Outcome, RunRecord, columns, flatten, redact
+from benchmark.run_record import Outcome, RunRecord, columns, redact, run_params
 from benchmark.tracking.inputs import manifest_metrics
 
 if TYPE_CHECKING:
@@ -79,8 +79,9 @@ def job_record(
     card: str,
     files: RunFiles | None = None,
 ) -> RunRecord:
-    """The job's run: flattened config as params, scores as metrics, the rest as artifacts
-    (KILLED when ``result`` was interrupted); ``files``: the folder streamed as it ran."""
+    """The job's run: the config's result-changing keys as params (all of it in
+    config.yaml), scores as metrics, the rest as artifacts (KILLED when ``result`` was
+    interrupted); ``files``: the folder streamed as it ran."""
     clean = redact(resolved)
     metrics = result.metrics()
     objectives = {"score_per_kilotoken": score_per_kilotoken(metrics)}
@@ -89,7 +90,7 @@ def job_record(
         texts["scorecard.txt"] = card
     return RunRecord(
         run_name=scrub_setting(config.run_name),
-        params=flatten(clean),
+        params=run_params(clean),
         tags={
             "policy": config.policy.name,
             "transcript": config.transcript.name,

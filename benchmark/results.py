@@ -260,21 +260,24 @@ class JobResult(BaseModel):
         }
 
     def rows(self) -> list[dict[str, object]]:
-        """One row per probe: the per-probe table shown in the MLflow UI."""
+        """One row per probe: the per-probe table shown in the MLflow UI. It starts with
+        ``probe_id, type, policy, score``, so the score is in view beside its probe (and
+        runs line up by probe in the Evaluation view) before the long text cells."""
         rows = []
         for point in self.points:
             for r in point.probes:
                 rows.append(
                     {
                         "probe_id": r.probe.id,
+                        "type": r.probe.type,
+                        "policy": self.policy,
+                        "score": r.score,
                         "transcript": r.probe.transcript_id,
                         "point": r.probe.point,
-                        "type": r.probe.type,
                         "position": round(r.probe.position, 3),
                         "question": r.probe.question,
                         "gold": r.probe.gold.answer,
                         "answer": r.answer.text,
-                        "score": r.score,
                         "failed": r.failed,
                         "truncated": r.answer.truncated,
                         **{f"c/{c}": s for c, s in r.judgment.scores().items()},

@@ -64,15 +64,44 @@ class Outcome:
     interrupted: JobResult | None = None  # Ctrl-C: the probes finished before it
 
 
+# Config that changes how a run goes, never what it measures (caches, progress display,
+# concurrency, retries and timeouts, where it is logged): left out of the params, so the
+# params a run comparison shows are those that can explain a difference. config.yaml keeps all.
+OPERATIONAL_SECTIONS = ("cache", "execution", "tracking")
+OPERATIONAL_ENDPOINT_KEYS = (
+    "timeout_s",
+    "max_retries",
+    "backoff_initial_s",
+    "backoff_max_s",
+    "max_concurrency",
+)
+
+
+def run_params(clean: dict[str, Any]) -> dict[str, str]:
+    """A run's params: the redacted config ``clean`` flattened, without operational keys
+    (``OPERATIONAL_SECTIONS``, endpoints' ``OPERATIONAL_ENDPOINT_KEYS``) or unset values."""
+    return {key: value for key, value in flatten(clean).items() if not _operational(key.split("."))}
+
+
+def _operational(parts: list[str]) -> bool:
+    """Whether a dotted key (split) is operational: its section, or an endpoint's setting."""
+    return parts[0] in OPERATIONAL_SECTIONS or (
+        len(parts) >= 2 and parts[-2] == "endpoint" and parts[-1] in OPERATIONAL_ENDPOINT_KEYS
+    )
+
+
 def flatten(data: Any, prefix: str = "") -> dict[str, str]:
-    """Dotted keys for nested config; lists become their string form. Cuts long values:
-    ``data`` must be redacted already (``redact``), so no cut splits a secret."""
+    """Dotted keys for nested config; a list becomes comma-separated text (``a, b``, easy to
+    read and filter on in MLflow), None is left out (unset). Cuts long values: ``data`` must
+    be redacted already (``redact``), so no cut splits a secret."""
     flat: dict[str, str] = {}
     if isinstance(data, dict):
         for key, value in data.items():
             flat.update(flatten(value, f"{prefix}{key}."))
         return flat
-    text = str(data)
+    if data is None:
+        return flat
+    text = ", ".join(map(str, data)) if isinstance(data, list | tuple) else str(data)
     if len(text) > MAX_PARAM_CHARS:
         text = text[: MAX_PARAM_CHARS - 3] + "..."
     return {prefix.rstrip("."): text}

@@ -1,10 +1,10 @@
 """A finished judge audit, and the run record it is logged as (``tracking.log_run``).
 
 The run is named ``audit:judge@<judge>`` and tagged ``audit=judge``: params are
-the resolved config, metrics the audit's (``audit/*``) plus the judge's LLM
-usage, artifacts every item with its expected and sampled scores
-(``audit_items.jsonl``, and the table ``audit_table.json``) and the printed
-summary (``audit_summary.txt``).
+the resolved config less its operational keys (``run_params``), metrics the
+audit's (``audit/*``) plus the judge's LLM usage, artifacts every item with its
+expected and sampled scores (``audit_items.jsonl``, and the table
+``audit_table.json``) and the printed summary (``audit_summary.txt``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from benchmark.config import BenchmarkConfig
 from benchmark.llm.usage import CallRecord
 from benchmark.redaction import scrub_setting
 from benchmark.rubric import Rubric
-from benchmark.run_record import RunRecord, flatten, redact
+from benchmark.run_record import RunRecord, redact, run_params
 
 AUDIT_TAG = "audit"
 TABLE_ARTIFACT = "audit_table.json"
@@ -59,7 +59,7 @@ def audit_record(
     rows = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in item_records(result))
     return RunRecord(
         run_name=scrub_setting(config.tracking.run_name or f"audit:judge@{config.judge.name}"),
-        params=flatten(clean),
+        params=run_params(clean),
         tags={AUDIT_TAG: "judge", "judge": config.judge.name, "rubric": config.rubric.name},
         metrics=result.all_metrics(),
         tables={TABLE_ARTIFACT: table(result)},

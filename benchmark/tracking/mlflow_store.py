@@ -52,6 +52,13 @@ def check_tracking(tracking: TrackingConfig) -> None:
         check_sqlite(store / DB_NAME, shown / DB_NAME)
 
 
+# MLflow 3.x shows an experiment without a kind as a GenAI one: it opens on an empty traces
+# overview. Its UI names the kind of classic training runs `custom_model_development` (the
+# Python package has no constant for it); with it the experiment opens on the runs table.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+TRAINING_RUNS_KIND = "custom_model_development"
+EXPERIMENT_TAGS = {EXPERIMENT_KIND_TAG: TRAINING_RUNS_KIND}
+
 _PREPARED: dict[tuple[Path, str], str] = {}  # opening a SQLite store costs ~1 s; once a process
 _PREPARED_SERVERS: dict[tuple[str, str], str] = {}
 
@@ -95,22 +102,26 @@ def open_local_store(store_dir: str | Path) -> Any:
 
 def _ensure_experiment(experiment: str, artifact_location: str | None) -> str:
     """The experiment's id in the current tracking store, created if missing (race-safe on a
-    server too, where no lock of ours holds)."""
+    server too, where no lock of ours holds), and of the kind that opens on its runs."""
     import mlflow
     from mlflow import MlflowClient
 
     client = MlflowClient()
     found = client.get_experiment_by_name(experiment)
-    if found is not None:
-        return found.experiment_id
-    try:
-        return client.create_experiment(experiment, artifact_location=artifact_location)
-    except mlflow.exceptions.MlflowException:
-        # Another job created it between our lookup and create.
-        found = client.get_experiment_by_name(experiment)
-        if found is None:
-            raise
-        return found.experiment_id
+    if found is None:
+        try:
+            return client.create_experiment(
+                experiment, artifact_location=artifact_location, tags=EXPERIMENT_TAGS
+            )
+        except mlflow.exceptions.MlflowException:
+            # Another job created it between our lookup and create.
+            found = client.get_experiment_by_name(experiment)
+            if found is None:
+                raise
+    for key, value in EXPERIMENT_TAGS.items():  # made before the tag was: a kind set in the
+        if key not in found.tags:  # UI by hand is the user's, and stays
+            client.set_experiment_tag(found.experiment_id, key, value)
+    return found.experiment_id
 
 
 def prepare_server(uri: str, experiment: str) -> str:

@@ -1,0 +1,70 @@
+"""How a logged run reads in MLflow (issue 18): the experiment opens on its runs, params are
+readable and say only what can change a result, and the per-probe table starts with the
+columns a comparison needs. Checked on real runs in a real store, through MLflow's API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import SMALL, compose_config
+
+from benchmark.run_record import OPERATIONAL_ENDPOINT_KEYS, OPERATIONAL_SECTIONS
+from benchmark.tracking.mlflow_store import (
+    EXPERIMENT_KIND_TAG,
+    TRAINING_RUNS_KIND,
+    prepare_store,
+    tracking_uri,
+)
+
+EXPERIMENT = "layout"
+
+
+def test_logged_run_reads_at_a_glance(tmp_path, mlflow_store, monkeypatch):
+    from mlflow import MlflowClient
+
+    from benchmark.__main__ import run
+
+    monkeypatch.chdir(tmp_path)
+    overrides = [o for o in SMALL if not o.startswith("tracking=")]
+    run(compose_config([*overrides, f"tracking.experiment={EXPERIMENT}"]))
+
+    client = MlflowClient(tracking_uri=tracking_uri(mlflow_store))
+    experiment = client.get_experiment_by_name(EXPERIMENT)
+    assert experiment.tags[EXPERIMENT_KIND_TAG] == TRAINING_RUNS_KIND == "custom_model_development"
+    (logged,) = client.search_runs([experiment.experiment_id])
+    params = logged.data.params
+
+    # Lists as comma-separated text, no Python repr; unset values (run_name) left out.
+    assert params["probe.types"] == "recall, artifact, continuation, decision"
+    assert not any(v.startswith("[") or v.startswith("{") or v == "None" for v in params.values())
+    # Nothing operational: caches, progress, tracking; the result-changing keys all stay.
+    assert not [k for k in params if k.split(".")[0] in OPERATIONAL_SECTIONS]
+    assert not [k for k in params if k.split(".")[-1] in OPERATIONAL_ENDPOINT_KEYS]
+    for key in ("seed", "policy.name", "compaction.context_window", "redaction.enabled"):
+        assert key in params, key
+    assert params["rubric.probe_criteria.recall"].startswith("accuracy_factual, ")
+    # The full config stays an artifact, operational keys included.
+    local = client.download_artifacts(logged.info.run_id, "config.yaml", str(tmp_path))
+    assert "execution:" in Path(local).read_text() and "cache:" in Path(local).read_text()
+
+    local = client.download_artifacts(logged.info.run_id, "results_table.json", str(tmp_path))
+    table = json.loads(Path(local).read_text())
+    assert table["columns"][:4] == ["probe_id", "type", "policy", "score"]
+    assert table["data"] and {row[2] for row in table["data"]} == {"anchor_index"}
+
+
+def test_an_older_experiment_gets_its_kind_and_a_chosen_kind_stays(mlflow_store):
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=tracking_uri(mlflow_store))
+    old = client.create_experiment("old", artifact_location=(mlflow_store / "a").as_uri())
+    chosen = client.create_experiment(
+        "chosen",
+        artifact_location=(mlflow_store / "b").as_uri(),
+        tags={EXPERIMENT_KIND_TAG: "genai_development"},
+    )
+    assert prepare_store(mlflow_store, "old") == old
+    assert prepare_store(mlflow_store, "chosen") == chosen
+    assert client.get_experiment(old).tags[EXPERIMENT_KIND_TAG] == TRAINING_RUNS_KIND
+    assert client.get_experiment(chosen).tags[EXPERIMENT_KIND_TAG] == "genai_development"
