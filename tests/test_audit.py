@@ -504,6 +504,9 @@ def test_cli_audit_prints_the_summary_and_logs_a_run(tmp_path, mlflow_store):
     assert run_.data.params["audit.samples"] == "3" and run_.data.params["judge.name"] == (
         "reference"
     )
+    # Params as a job's: lists as text, no operational keys (run_record.run_params).
+    assert run_.data.params["audit.variants"].startswith("full, partial, none, ")
+    assert not [k for k in run_.data.params if k.split(".")[0] in ("cache", "tracking")]
     artifacts = {a.path for a in client.list_artifacts(run_.info.run_id)}
     assert {"audit_items.jsonl", "audit_table.json", "audit_summary.txt", "config.yaml"} <= (
         artifacts
