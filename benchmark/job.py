@@ -16,7 +16,7 @@ from rich.console import Console
 
 from benchmark import interrupt, scorecard
 from benchmark.config import BenchmarkConfig
-from benchmark.job_files import RunFiles, job_files, run_folder
+from benchmark.job_files import RunFiles, job_files, judgment_row, judgments_table, run_folder
 from benchmark.llm import client_loaded
 from benchmark.parts import build_parts
 from benchmark.pipeline import run_job
@@ -51,7 +51,7 @@ def job(
         # Migrate a fresh store (or reach the server) before the work, not after it.
         prepare_tracking(config.tracking)
     folder, temporary = run_folder()
-    files = RunFiles(folder)  # contexts and replies go to files as each point is done
+    files = RunFiles(folder, config.policy.name)  # contexts and replies: files, point by point
     try:
         result = run_job(config, parts, sink=files.point)
     except interrupt.JobInterrupted as stop:
@@ -86,6 +86,11 @@ def job_record(
     metrics = result.metrics()
     objectives = {"score_per_kilotoken": score_per_kilotoken(metrics)}
     texts = job_files(result, clean)
+    judgments = (  # without files, ``result`` kept its points whole
+        files.judgment_rows
+        if files is not None
+        else [judgment_row(r, result.policy, "") for r in result.probe_results]
+    )
     if card:
         texts["scorecard.txt"] = card
     return RunRecord(
@@ -106,7 +111,10 @@ def job_record(
             **{k: v for k, v in objectives.items() if v is not None},
         },
         step_metrics=[_point_metrics(point) for point in result.points],
-        tables={"results_table.json": columns(result.rows())},
+        tables={
+            "results_table.json": columns(result.rows()),
+            "judgments_table.json": judgments_table(judgments),
+        },
         artifacts=texts,
         artifact_dir=files.folder if files is not None else None,
         inputs=result.inputs,

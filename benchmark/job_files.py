@@ -1,9 +1,10 @@
 """The files a job's run holds, written as its points finish, so the job holds none of them.
 
-Each point's compacted context, its probes, answers, judgments and an LLM judge's
-records go to files in the run's folder (``RunFiles``) the moment the point is done;
-the job keeps only what its metrics and table need (``RunFiles.point`` returns the
-point without its context and judge records). ``benchmark.tracking.log_run`` logs the
+Each point's compacted context (as JSON and as readable text), its probes, answers,
+judgments and an LLM judge's records go to files in the run's folder (``RunFiles``) the
+moment the point is done; the job keeps only what its metrics and tables need
+(``RunFiles.point`` returns the point without its context and judge records, and keeps
+one short row per judgment for ``judgments_table.json``). ``benchmark.tracking.log_run`` logs the
 folder as it is. The few small files (config, manifest) stay text (``job_files``).
 
 Transcript text in them is redacted already (as it loaded); what is scrubbed here is
@@ -22,11 +23,14 @@ from typing import IO, Any
 import yaml
 
 from benchmark.judge.base import CriterionResult, Judgment
+from benchmark.llm.prompting import render_all
 from benchmark.redaction import scrub_strings
-from benchmark.results import JobResult, PointResult, ProbeResult
+from benchmark.results import JobResult, PointResult, ProbeResult, leading_columns
+from benchmark.run_record import columns
 
 _ERRORS = frozenset({"error"})
 RUN_FILES = "run_files"  # the folder in the job's Hydra output folder
+REASONING_CHARS = 300  # of a judgment's reasoning in its table row (all of it: judgments.jsonl)
 
 
 def job_files(result: JobResult, resolved_config: dict[str, Any]) -> dict[str, str]:
@@ -59,15 +63,19 @@ def run_folder() -> tuple[Path, tempfile.TemporaryDirectory[str] | None]:
 
 class RunFiles:
     """Writes probes, compacted contexts, answers, judgments and judge records as JSON
-    (Lines) files in ``folder``, point by point.
+    (Lines) files in ``folder``, point by point, and each context as text a person reads
+    (``contexts/<transcript>/point_<k>.txt``: the labelled blocks the answerer and judge
+    read, with real line breaks). ``judgment_rows``: the judgments table's rows so far.
 
     Judge records reference the compacted context by point instead of repeating it per
     probe (it is in ``contexts/``). ``probes.json`` is one JSON list, written item by
     item; ``judge_records.jsonl`` exists only when a judge kept records.
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, policy: str = "") -> None:
         self.folder = folder
+        self.policy = policy
+        self.judgment_rows: list[dict[str, object]] = []
         folder.mkdir(parents=True, exist_ok=True)
         self._probes = self._open("probes.json")
         self._answers = self._open("answers.jsonl")
@@ -94,6 +102,7 @@ class RunFiles:
             ),
             encoding="utf-8",
         )
+        context.with_suffix(".txt").write_text(render_all(point.context) + "\n", encoding="utf-8")
         for r in point.probes:
             self._list(r.probe.model_dump())
             _line(self._answers, {"probe_id": r.probe.id, **r.answer.model_dump()})
@@ -109,6 +118,7 @@ class RunFiles:
                     "score": r.score,
                 },
             )
+            self.judgment_rows.append(judgment_row(r, self.policy, f"contexts/{pid}.txt"))
             for record in r.judge_records():
                 if self._records is None:
                     self._records = self._open("judge_records.jsonl")
@@ -128,6 +138,38 @@ class RunFiles:
         for file in (self._probes, self._answers, self._judgments, self._records):
             if file is not None:
                 file.close()
+
+
+def judgment_row(result: ProbeResult, policy: str, context: str) -> dict[str, object]:
+    """One judgment as a row of ``judgments_table.json``: what the Evaluation view lines
+    up across policies by probe (scores, answer, gold, the judge's short reasoning, why it
+    failed), and the readable context file it was judged against."""
+    judgment = result.judgment
+    reasoning = "; ".join(f"{r.criterion}: {r.reasoning}" for r in judgment.results if r.reasoning)
+    if len(reasoning) > REASONING_CHARS:
+        reasoning = reasoning[: REASONING_CHARS - 1] + "\u2026"
+    row = {
+        **leading_columns(result, policy),
+        **{f"c/{c}": s for c, s in judgment.scores().items()},
+        "question": result.probe.question,
+        "answer": result.answer.text,
+        "gold": result.probe.gold.answer,
+        "reasoning": reasoning,
+        "failed": result.failed,
+        "error": result.answer.error if result.answer.failed else judgment.error,
+        "context": context,
+    }
+    return scrub_strings(row, _ERRORS)
+
+
+def judgments_table(rows: list[dict[str, object]]) -> dict[str, list[object]]:
+    """``rows`` as MLflow table columns, every criterion's score right after ``score``:
+    criteria differ by probe type, so first-seen order would put some after the text."""
+    table = columns(rows)
+    criteria = [k for k in table if k.startswith("c/")]
+    rest = [k for k in table if not k.startswith("c/")]
+    at = rest.index("score") + 1 if "score" in rest else len(rest)
+    return {k: table[k] for k in [*rest[:at], *criteria, *rest[at:]]}
 
 
 def lean(point: PointResult) -> PointResult:

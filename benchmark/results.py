@@ -268,10 +268,7 @@ class JobResult(BaseModel):
             for r in point.probes:
                 rows.append(
                     {
-                        "probe_id": r.probe.id,
-                        "type": r.probe.type,
-                        "policy": self.policy,
-                        "score": r.score,
+                        **leading_columns(r, self.policy),
                         "transcript": r.probe.transcript_id,
                         "point": r.probe.point,
                         "position": round(r.probe.position, 3),
@@ -286,6 +283,16 @@ class JobResult(BaseModel):
                     }
                 )
         return rows
+
+
+def leading_columns(result: ProbeResult, policy: str) -> dict[str, object]:
+    """The first columns of every per-probe table: what lines runs up by probe, and the score."""
+    return {
+        "probe_id": result.probe.id,
+        "type": result.probe.type,
+        "policy": policy,
+        "score": result.score,
+    }
 
 
 def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[str, float]:

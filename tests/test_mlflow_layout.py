@@ -53,6 +53,31 @@ def test_logged_run_reads_at_a_glance(tmp_path, mlflow_store, monkeypatch):
     assert table["columns"][:4] == ["probe_id", "type", "policy", "score"]
     assert table["data"] and {row[2] for row in table["data"]} == {"anchor_index"}
 
+    # Judgments as a table too: the same leading columns, then every criterion's score,
+    # then the texts to compare across policies, and the readable context it was judged on.
+    local = client.download_artifacts(logged.info.run_id, "judgments_table.json", str(tmp_path))
+    judged = json.loads(Path(local).read_text())
+    names = judged["columns"]
+    assert names[:4] == ["probe_id", "type", "policy", "score"]
+    criteria = [n for n in names if n.startswith("c/")]
+    assert criteria and names[4 : 4 + len(criteria)] == criteria
+    assert names[4 + len(criteria) :] == [
+        "question", "answer", "gold", "reasoning", "failed", "error", "context"
+    ]  # fmt: skip
+    assert len(judged["data"]) == len(table["data"])
+    row = dict(zip(names, judged["data"][0], strict=True))
+    assert row["reasoning"] and row["context"].endswith(".txt")
+    text = Path(client.download_artifacts(logged.info.run_id, row["context"], str(tmp_path)))
+    readable = text.read_text()
+    assert readable.startswith("[") and "\n\n[assistant]\n" in readable
+    # Each message's text as it is, its line breaks real (the JSON beside it escapes them).
+    saved = client.download_artifacts(
+        logged.info.run_id, row["context"].replace(".txt", ".json"), str(tmp_path)
+    )
+    texts = [m.get("content") or "" for m in json.loads(Path(saved).read_text())["messages"]]
+    multiline = [t for t in texts if "\n" in t]
+    assert multiline and all(t in readable for t in multiline)
+
 
 def test_an_older_experiment_gets_its_kind_and_a_chosen_kind_stays(mlflow_store):
     from mlflow import MlflowClient

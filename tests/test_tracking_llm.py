@@ -142,11 +142,14 @@ def test_run_files_stream_points_and_keep_them_lean(tmp_path):
                 tokens_before=900,
             ),
             tokens_after=100,
-            context=[Message(role="user", content="kept")],
+            context=[
+                Message(role="user", content="kept"),
+                Message(role="assistant", content="line one\nline two"),
+            ],
             probes=[result],
         )
 
-    files = RunFiles(tmp_path / "run")
+    files = RunFiles(tmp_path / "run", "hermes")
     points = [point(0), point(1)]
     kept = [files.point(p) for p in points]
     files.close()
@@ -162,7 +165,27 @@ def test_run_files_stream_points_and_keep_them_lean(tmp_path):
     records = [json.loads(line) for line in (folder / "judge_records.jsonl").open()]
     assert [r["probe_id"] for r in records] == ["p0", "p1"]
     context = json.loads((folder / "contexts" / "t" / "point_1.json").read_text())
-    assert context["messages"] == [{"role": "user", "content": "kept"}]
+    assert context["messages"][0] == {"role": "user", "content": "kept"}
+    # The same context as a person reads it: role labels, real line breaks.
+    text = (folder / "contexts" / "t" / "point_1.txt").read_text()
+    assert text == "[user]\nkept\n\n[assistant]\nline one\nline two\n"
+    # One table row per judgment, kept for judgments_table.json (the lean point has none).
+    rows = files.judgment_rows
+    assert [r["probe_id"] for r in rows] == ["p0", "p1"]
+    assert rows[0] == {
+        "probe_id": "p0",
+        "type": "recall",
+        "policy": "hermes",
+        "score": 4,
+        "c/accuracy_factual": 4,
+        "question": "what\nfailed?",
+        "answer": "build",
+        "gold": 'the "build"',
+        "reasoning": "accuracy_factual: ok",
+        "failed": False,
+        "error": None,
+        "context": "contexts/t/point_0.txt",
+    }
     for lean, full in zip(kept, points, strict=True):
         assert lean.context == [] and lean.tokens_after == full.tokens_after
         (result,) = lean.probes

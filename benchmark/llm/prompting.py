@@ -129,6 +129,12 @@ def render_messages(messages: Sequence[Message], max_tokens: int) -> str:
     return _assemble(*_blocks(messages), max_tokens)
 
 
+def render_all(messages: Sequence[Message]) -> str:
+    """Every message as its labelled block, none clipped and nothing tokenized: what
+    :func:`render_messages` gives when all of them fit (a run's readable context files)."""
+    return "\n\n".join(f"{_label(m)}\n{escape_labels(m.render())}" for m in messages)
+
+
 def _blocks(messages: Sequence[Message]) -> tuple[list[str], list[str], list[int]]:
     """Each message's label, escaped body, and the token count of its block."""
     labels = [_label(m) for m in messages]
