@@ -192,3 +192,37 @@ def test_run_files_stream_points_and_keep_them_lean(tmp_path):
         assert result.judgment.record is None and result.judgment.results[0].reasoning == ""
         assert result.judgment.scores() == full.probes[0].judgment.scores()
         assert (result.score, result.answer) == (full.probes[0].score, full.probes[0].answer)
+
+
+def test_a_failed_judgment_row_says_why_without_a_secret():
+    """A judgment row of a failed probe carries its error, scrubbed as judgments.jsonl is
+    (an exception's message may quote a key), and the reasoning is cut short."""
+    from benchmark.answerer.base import Answer
+    from benchmark.job_files import REASONING_CHARS, judgment_row, judgments_table
+    from benchmark.judge.base import CriterionResult, Judgment
+    from benchmark.probe.models import Evidence, Fact, Gold, Probe
+    from benchmark.results import ProbeResult
+
+    key = "sk-proj-Zt4Wq9Lm2Xv7Rp3Kc8Bn1Df6Gh0Js5Ya2Ue7Io4"
+    gold = Gold(answer="x", facts=[Fact(kind="identifier", text="x")])
+    evidence = [Evidence(message_index=1, quote="x")]
+    probe = Probe(
+        id="p", transcript_id="t", point=0, type="decision", question="why?", gold=gold,
+        evidence=evidence, position=0.5,
+    )  # fmt: skip
+    failed = ProbeResult(
+        probe=probe,
+        answer=Answer(text="x"),
+        judgment=Judgment(failed=True, error=f"401 for key {key}"),
+    )
+    row = judgment_row(failed, "hermes", "contexts/t/point_0.txt")
+    assert row["failed"] is True and row["score"] is None
+    assert row["error"].startswith("401 for key ") and key not in row["error"]
+    long = CriterionResult(criterion="accuracy_factual", score=1, reasoning="y" * 1000)
+    judged = failed.model_copy(update={"judgment": Judgment(results=[long]), "score": 1.0})
+    other = judgment_row(judged, "hermes", "")
+    assert len(other["reasoning"]) == REASONING_CHARS
+    # Criteria seen only in a later row still come right after the score.
+    table = judgments_table([row, other])
+    assert list(table)[:5] == ["probe_id", "type", "policy", "score", "c/accuracy_factual"]
+    assert table["c/accuracy_factual"] == [None, 1]
