@@ -110,7 +110,8 @@ def _print(comparison: Comparison, files: ReportFiles) -> None:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from benchmark.report.render import markdown_table, tables
+    from benchmark.report.cells import tables
+    from benchmark.report.render import markdown_table
 
     console = Console()
     for i, (heading, table) in enumerate(tables(comparison)):

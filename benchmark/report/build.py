@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from benchmark.report.compare import Comparison, compare
+from benchmark.report.layout import short_name
 from benchmark.report.load import REPORT_TAG, SWEEP_TAG, Selection, load_table
 from benchmark.report.plots import dimensions_plot, pareto_plot
 from benchmark.report.render import to_html, to_markdown
@@ -25,12 +25,8 @@ class ReportFiles(BaseModel):
 
 
 def default_folder(selection: Selection) -> Path:
-    """``reports/<name>``: a sweep's id is its (absolute) sweep dir, so its last two parts
-    (``<date>_<time>`` for Hydra's default) name it; unsafe characters become ``_``."""
-    name = selection.source
-    if selection.kind == "sweep" and "/" in name:
-        name = "_".join(p for p in name.rstrip("/").split("/")[-2:] if p)
-    return Path("reports") / (re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "report")
+    """``reports/<short name>`` (see ``layout.short_name``)."""
+    return Path("reports") / short_name(selection.kind, selection.source)
 
 
 def build_report(
