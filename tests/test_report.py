@@ -109,6 +109,39 @@ def test_default_is_the_latest_sweep_with_one_row_per_run_and_cis(report):
     assert str(report["out"] / "report.html") in report["stdout"]
 
 
+def test_reads_at_a_glance(report):
+    """Reference first then best overall; scale, folded columns and few clusters stated;
+    direction coloured; per-type and MLflow-run tables; short titles."""
+    comparison = report["comparison"]
+    rows = comparison["rows"]
+    assert [r["policy"] for r in rows] == ["none", "none", "truncate"]  # reference first
+    assert rows[0]["overall"]["value"] >= rows[1]["overall"]["value"]
+    assert comparison["name"] == "2025-01-01_10-00-00" and comparison["suffix"] == ""
+    assert set(comparison["probe_types"]) >= {"recall"} and rows[0]["by_type"]["recall"] > 0
+    md = " ".join((report["out"] / "report.md").read_text().split())
+    assert md.startswith("# Compaction benchmark: sweep 2025-01-01_10-00-00 ")
+    assert "Warning: the intervals rest on 2 cluster(s)" in md
+    assert "Scores: 0-5 per rubric criterion" in md and "`none` is the uncompacted" in md
+    assert "Same on every run, so not in the table: cost (USD) 0.0000, failures 0" in md
+    assert "| failures |" not in md and "| cost (USD) |" not in md
+    assert "## Mean score per probe type" in md and "## MLflow runs" in md
+    assert all(r["run_id"] in md for r in rows)
+    page = (report["out"] / "report.html").read_text()
+    truncate = next(d for d in comparison["differences"] if d["label"] == "truncate@synthetic")
+    assert f'<td class="down">{truncate["overall"]["mean"]:+.2f}<br>' in page  # worse: red
+    assert page.count('<div class="scroll"><table>') == page.count("<table>")
+
+
+def test_a_suffix_common_to_every_label_is_stated_once():
+    from benchmark.report.layout import common_suffix, strip_suffix
+
+    labels = ["none@synthetic", "hermes@synthetic (transcript.seed=2)"]
+    assert common_suffix(labels) == "@synthetic"
+    assert strip_suffix(labels[1], "@synthetic") == "hermes (transcript.seed=2)"
+    assert common_suffix([*labels, "none-copy"]) == ""
+    assert common_suffix([*labels, "x@swe"]) == ""
+
+
 def test_paired_differences_against_none_on_recall_probes(report):
     diffs = {d["label"]: d for d in report["comparison"]["differences"]}
     assert diffs["none@synthetic"]["is_reference"]  # the earliest run of the reference policy
@@ -313,11 +346,10 @@ def _chromium() -> str | None:
     return shutil.which("chromium")
 
 
-def test_html_renders_in_headless_chromium(report, tmp_path):
+def _run_chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     chromium = _chromium()
     if chromium is None:
         pytest.skip("chromium not installed (apt-get install chromium)")
-    shot = tmp_path / "shot.png"
     proc = subprocess.run(
         [
             chromium,
@@ -332,9 +364,8 @@ def test_html_renders_in_headless_chromium(report, tmp_path):
             f"--user-data-dir={tmp_path / 'profile'}",
             "--enable-logging=stderr",
             "--v=0",
-            f"--screenshot={shot}",
-            "--window-size=1400,2000",
-            (report["out"] / "report.html").resolve().as_uri(),
+            f"--window-size={WIDTH},2000",
+            *args,
         ],
         capture_output=True,
         text=True,
@@ -343,13 +374,72 @@ def test_html_renders_in_headless_chromium(report, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "ERR_" not in proc.stderr, proc.stderr[-2000:]
+    return proc
+
+
+WIDTH = 1280
+# Appended to a copy of the page (the report itself has no script): after layout, how wide
+# the page scrolls and where each table's scrolling box ends, written into the DOM.
+MEASURE = """<script>
+window.addEventListener("load", () => {
+  const out = document.createElement("pre");
+  out.id = "measure";
+  out.textContent = JSON.stringify({
+    viewport: window.innerWidth,
+    page: document.documentElement.scrollWidth,
+    boxes: [...document.querySelectorAll("table")].map(
+      t => Math.ceil(t.parentElement.getBoundingClientRect().right)),
+    title: document.title,
+    h1: document.querySelector("h1").textContent,
+  });
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def test_html_renders_in_headless_chromium_at_1280px(report, tmp_path):
+    shot = tmp_path / "shot.png"
+    page = report["out"] / "report.html"
+    _run_chromium(tmp_path, f"--screenshot={shot}", page.resolve().as_uri())
     assert shot.is_file() and shot.stat().st_size > 20_000
 
     import matplotlib.image
 
     pixels = matplotlib.image.imread(shot)[..., :3]
-    assert pixels.shape[:2] == (2000, 1400)
-    # Not blank, and something drawn in every band of the page: tables on top, the
-    # Pareto plot in the middle, the dimension bars below.
+    assert pixels.shape[:2] == (2000, WIDTH)
+    # Not blank, and something drawn in every band of the page.
     for band in (pixels[:600], pixels[600:1300], pixels[1300:]):
         assert band.std() > 0.05
+
+
+def _wide_page(report: dict) -> str:
+    """The fixture's report with twice the dimensions and long labels, as a sweep over several
+    keys gives: wider than 1280 px unless its tables scroll in their own box."""
+    from benchmark.report.compare import Comparison
+    from benchmark.report.render import to_html
+
+    comparison = Comparison.model_validate(report["comparison"])
+    extra = {f"{d}_again": d for d in comparison.dimensions}
+    comparison.dimensions += list(extra)
+    for i, row in enumerate(comparison.rows):
+        row.label += f" (compaction.points={i}, transcript.seed={i}, policy.budget={1000 * i})"
+        row.dimensions.update({new: row.dimensions[old] for new, old in extra.items()})
+        row.cost_usd += i  # no longer constant: a column more
+    return to_html(comparison)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_no_table_overflows_and_no_title_is_a_path(report, tmp_path, wide):
+    measured = tmp_path / "measured.html"
+    text = _wide_page(report) if wide else (report["out"] / "report.html").read_text()
+    measured.write_text(text.replace("</body>", MEASURE + "</body>"))
+    dom = _run_chromium(tmp_path, "--dump-dom", measured.resolve().as_uri()).stdout
+    found = re.search(r'<pre id="measure">(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    m = json.loads(html.unescape(found.group(1)))
+    assert m["viewport"] == WIDTH
+    assert m["page"] <= m["viewport"], m  # nothing makes the page scroll sideways
+    assert len(m["boxes"]) >= 4 and max(m["boxes"]) <= m["viewport"], m
+    for name in ("title", "h1"):
+        assert "/" not in m[name] and SWEEP not in m[name], m[name]
+        assert m[name].endswith("2025-01-01_10-00-00"), m[name]
