@@ -132,6 +132,19 @@ def test_reads_at_a_glance(report):
     assert page.count('<div class="scroll"><table>') == page.count("<table>")
 
 
+def test_run_ids_link_to_the_ui_of_a_tracking_server(report):
+    from benchmark.report.compare import Comparison
+    from benchmark.report.render import to_html, to_markdown
+
+    comparison = Comparison.model_validate(report["comparison"])
+    assert comparison.ui_url is None  # a local store: ids as text
+    comparison.ui_url = "http://mlflow.example:5000"
+    row = comparison.rows[0]
+    url = f"http://mlflow.example:5000/#/experiments/{comparison.experiment_id}/runs/{row.run_id}"
+    assert f'<a href="{url}">{row.run_id}</a>' in to_html(comparison)
+    assert f"[{row.run_id}]({url})" in to_markdown(comparison)
+
+
 def test_a_suffix_common_to_every_label_is_stated_once():
     from benchmark.report.layout import common_suffix, strip_suffix
 

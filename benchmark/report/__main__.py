@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             reference=_reference(args.reference, selection),
             probe_type=args.probe_type,
             log=not args.no_log,
+            ui_url=_ui_url(args.tracking_uri, args.store_dir),
         )
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -90,6 +91,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _print(comparison, files)
     return 0
+
+
+def _ui_url(tracking_uri: str | None, store_dir: str | None) -> str | None:
+    """The tracking server's address, whose UI shows the runs; None for a local store."""
+    if store_dir is not None:
+        return None
+    uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or ""
+    return uri if uri.startswith(("http://", "https://")) else None
 
 
 def _reference(given: str | None, selection: Selection) -> str | None:

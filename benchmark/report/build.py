@@ -37,8 +37,10 @@ def build_report(
     reference: str | None = "none",
     probe_type: str | None = None,
     log: bool = True,
+    ui_url: str | None = None,
 ) -> tuple[Comparison, ReportFiles]:
-    """Compare the selected runs, write the five files, and (``log``) log them to MLflow."""
+    """Compare the selected runs, write the five files, and (``log``) log them to MLflow.
+    With ``ui_url`` (a tracking server) the run ids link to its UI."""
     tables = {run.run_id: load_table(client, run.run_id) for run in selection.runs}
     comparison = compare(
         selection,
@@ -46,6 +48,7 @@ def build_report(
         reference=reference,
         probe_type=probe_type,
     )
+    comparison.ui_url = ui_url.rstrip("/") if ui_url else None
     folder = folder or default_folder(selection)
     folder.mkdir(parents=True, exist_ok=True)
     files = ReportFiles(

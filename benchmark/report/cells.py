@@ -18,6 +18,7 @@ class Cell(NamedTuple):
     detail: str = ""
     significant: bool = False
     tone: str = ""
+    href: str = ""
 
     def text(self) -> str:
         """The cell on one line (Markdown, terminal)."""
@@ -157,10 +158,18 @@ def type_cells(comparison: Comparison) -> tuple[list[str], list[list[Cell]]]:
 
 
 def run_cells(comparison: Comparison) -> tuple[list[str], list[list[Cell]]]:
-    """Where each row comes from in MLflow (search or open it by id)."""
+    """Where each row comes from in MLflow: its id, a link when the report knows the UI."""
+    ui, experiment = comparison.ui_url, comparison.experiment_id
     header = ["run", "MLflow run name", "MLflow run id"]
     return header, [
-        [Cell(row.label), Cell(row.run_name), Cell(row.run_id)] for row in comparison.rows
+        [
+            Cell(row.label),
+            Cell(row.run_name),
+            Cell(
+                row.run_id, href=f"{ui}/#/experiments/{experiment}/runs/{row.run_id}" if ui else ""
+            ),
+        ]
+        for row in comparison.rows
     ]
 
 

@@ -63,6 +63,8 @@ class Comparison(BaseModel):
     suffix: str = Field("", description="stripped from every label (e.g. @synthetic)")
     scale_max: float | None = Field(None, description="top of the rubric scale")
     experiment: str
+    experiment_id: str = ""
+    ui_url: str | None = Field(None, description="MLflow UI the run ids link to (a server)")
     reference: str | None
     probe_type: str | None
     dimensions: list[str]
@@ -124,6 +126,7 @@ def compare(
         suffix=suffix,
         scale_max=_scale_max(runs),
         experiment=selection.experiment,
+        experiment_id=selection.experiment_id,
         reference=reference,
         probe_type=probe_type,
         dimensions=dims,

@@ -24,7 +24,9 @@ def markdown_table(header: list[str], body: list[list[Cell]]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
     aligns = ["---"] + ["---:"] * (len(header) - 1)
-    rows = [line([c.text() for c in cells]) for cells in body]
+    rows = [
+        line([f"[{c.text()}]({c.href})" if c.href else c.text() for c in cells]) for cells in body
+    ]
     return "\n".join([line(header), "| " + " | ".join(aligns) + " |", *rows])
 
 
@@ -80,7 +82,10 @@ def html_table(header: list[str], body: list[list[Cell]]) -> str:
                 f'<br><span class="ci">{html.escape(line)}</span>'
                 for line in cell.detail.splitlines()
             )
-            tds.append(f"<td{attr}>{html.escape(cell.main)}{mark}{detail}</td>")
+            main = html.escape(cell.main)
+            if cell.href:
+                main = f'<a href="{html.escape(cell.href)}">{main}</a>'
+            tds.append(f"<td{attr}>{main}{mark}{detail}</td>")
         rows.append(f"<tr>{''.join(tds)}</tr>")
     table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     return f'<div class="scroll">{table}</div>'
