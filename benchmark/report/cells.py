@@ -48,6 +48,10 @@ def delta_cell(delta: Delta | None) -> Cell:
     else:
         interval = f"[{delta.low:+.2f}, {delta.high:+.2f}]"
     tone = "up" if delta.mean > 0 else "down" if delta.mean < 0 else ""
+    if tone and not (
+        delta.low is not None and delta.high is not None and delta.low * delta.high > 0
+    ):
+        tone += " faint"  # the interval holds 0: the direction is a lean, not a finding
     if delta.p_value is None:
         return Cell(f"{delta.mean:+.2f}", interval, tone=tone)
     p = "p<0.001" if delta.p_value < 0.001 else f"p={delta.p_value:.3f}"

@@ -64,8 +64,8 @@ def notes(comparison: Comparison) -> list[str]:
             f"Paired differences: run minus the `{comparison.reference}` run on the same "
             f"probes ({probes}, scored in both): the mean of per-probe differences (of "
             "the probe's score, or its dimension score), which can differ from the "
-            f"difference of the roll-ups above; 95% CI by {METHOD}. Green: above the "
-            "reference, red: below."
+            f"difference of the roll-ups above; 95% CI by {METHOD}. Green text: above the "
+            "reference, red: below; shaded when the interval excludes 0."
         )
         out.extend(test_notes(comparison))
     if comparison.pooled:

@@ -59,7 +59,7 @@ tr:nth-child(even) td { background: #fafafa; }
 span.ci { color: #666; font-size: 0.75rem; }
 td.up { color: #1a5d1a; background: #eef7ee !important; }
 td.down { color: #8a1c1c; background: #fbeeee !important; }
-td.sig { font-weight: 600; }
+td.faint { background: none !important; } td.sig { font-weight: 600; }
 p.note { color: #555; font-size: 0.9rem; max-width: 60rem; }
 p.warn { color: #7a4b00; background: #fff6e0; border-left: 4px solid #e0a000;
          padding: 0.4rem 0.6rem; font-size: 0.9rem; max-width: 60rem; }
