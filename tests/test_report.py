@@ -213,7 +213,7 @@ def test_files_and_self_contained_html(report):
     assert "![Score vs tokens kept](pareto.png)" in md and "| none-copy |" in md
 
 
-def test_report_is_logged_as_its_own_run(store, report):
+def test_report_is_logged_as_its_own_run(store, report, tmp_path):
     client = client_for(None, store)
     exp = client.get_experiment_by_name(EXPERIMENT)
     runs = client.search_runs([exp.experiment_id], filter_string="tags.report = 'true'")
@@ -221,6 +221,24 @@ def test_report_is_logged_as_its_own_run(store, report):
     assert runs[0].data.tags["sweep"] == SWEEP and runs[0].info.status == "FINISHED"
     logged = {a.path for a in client.list_artifacts(runs[0].info.run_id)}
     assert logged == {"report.md", "report.html", "pareto.png", "dimensions.png", "comparison.json"}
+    # No UI address known: the logged Markdown links its plots by name, as the local one.
+    md = Path(client.download_artifacts(runs[0].info.run_id, "report.md", str(tmp_path)))
+    assert "![Score vs tokens kept](pareto.png)" in md.read_text()
+
+
+def test_with_the_ui_address_the_logged_markdown_loads_its_plots_from_it(store, tmp_path):
+    """MLflow's Markdown view prints a relative image link as text; an absolute one loads."""
+    ui = "http://127.0.0.1:5000"
+    copy = shutil.copytree(store, tmp_path / "mlruns")  # the shared store keeps one report run
+    code, out, err = _report(["--store-dir", str(copy), "--out", str(tmp_path), "--ui-url", ui])
+    assert code == 0, err
+    run_id = re.search(r"MLflow run ([0-9a-f]{32})", out).group(1)
+    client = client_for(None, copy)
+    md = Path(client.download_artifacts(run_id, "report.md", str(tmp_path / "logged"))).read_text()
+    assert f"![Score vs tokens kept]({ui}/get-artifact?path=pareto.png&run_uuid={run_id})" in md
+    assert f"[{run_id}]" not in md  # the report run is not a row; the rows' ids are links
+    assert f"({ui}/#/experiments/" in md
+    assert "![Score vs tokens kept](pareto.png)" in (tmp_path / "report.md").read_text()
 
 
 def test_results_table_format(store, report):

@@ -57,6 +57,12 @@ def parser() -> argparse.ArgumentParser:
         "--out", type=Path, help="output folder (default: reports/<sweep or experiment>)"
     )
     p.add_argument("--no-log", action="store_true", help="write the files only, no MLflow run")
+    p.add_argument(
+        "--ui-url",
+        help="address of the MLflow UI (e.g. http://127.0.0.1:5000 for `mlflow ui`): run ids "
+        "link to it and the logged report.md shows its plots from it (default: the tracking "
+        "URI when it is a server)",
+    )
     return p
 
 
@@ -81,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             reference=_reference(args.reference, selection),
             probe_type=args.probe_type,
             log=not args.no_log,
-            ui_url=_ui_url(args.tracking_uri, args.store_dir),
+            ui_url=args.ui_url or _ui_url(args.tracking_uri, args.store_dir),
         )
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
