@@ -109,6 +109,52 @@ def test_default_is_the_latest_sweep_with_one_row_per_run_and_cis(report):
     assert str(report["out"] / "report.html") in report["stdout"]
 
 
+def test_reads_at_a_glance(report):
+    """Reference first then best overall; scale, folded columns and few clusters stated;
+    direction coloured; per-type and MLflow-run tables; short titles."""
+    comparison = report["comparison"]
+    rows = comparison["rows"]
+    assert [r["policy"] for r in rows] == ["none", "none", "truncate"]  # reference first
+    assert rows[0]["overall"]["value"] >= rows[1]["overall"]["value"]
+    assert comparison["name"] == "2025-01-01_10-00-00" and comparison["suffix"] == ""
+    assert set(comparison["probe_types"]) >= {"recall"} and rows[0]["by_type"]["recall"] > 0
+    md = " ".join((report["out"] / "report.md").read_text().split())
+    assert md.startswith("# Compaction benchmark: sweep 2025-01-01_10-00-00 ")
+    assert "Warning: the intervals rest on 2 cluster(s)" in md
+    assert "Scores: 0-5 per rubric criterion" in md and "`none` is the uncompacted" in md
+    assert "Same on every run, so not in the table: cost (USD) 0.0000, failures 0" in md
+    assert "| failures |" not in md and "| cost (USD) |" not in md
+    assert "## Mean score per probe type" in md and "## MLflow runs" in md
+    assert all(r["run_id"] in md for r in rows)
+    page = (report["out"] / "report.html").read_text()
+    truncate = next(d for d in comparison["differences"] if d["label"] == "truncate@synthetic")
+    assert f'<td class="down">{truncate["overall"]["mean"]:+.2f}<br>' in page  # worse: red
+    assert page.count('<div class="scroll"><table>') == page.count("<table>")
+
+
+def test_run_ids_link_to_the_ui_of_a_tracking_server(report):
+    from benchmark.report.compare import Comparison
+    from benchmark.report.render import to_html, to_markdown
+
+    comparison = Comparison.model_validate(report["comparison"])
+    assert comparison.ui_url is None  # a local store: ids as text
+    comparison.ui_url = "http://mlflow.example:5000"
+    row = comparison.rows[0]
+    url = f"http://mlflow.example:5000/#/experiments/{comparison.experiment_id}/runs/{row.run_id}"
+    assert f'<a href="{url}">{row.run_id}</a>' in to_html(comparison)
+    assert f"[{row.run_id}]({url})" in to_markdown(comparison)
+
+
+def test_a_suffix_common_to_every_label_is_stated_once():
+    from benchmark.report.layout import common_suffix, strip_suffix
+
+    labels = ["none@synthetic", "hermes@synthetic (transcript.seed=2)"]
+    assert common_suffix(labels) == "@synthetic"
+    assert strip_suffix(labels[1], "@synthetic") == "hermes (transcript.seed=2)"
+    assert common_suffix([*labels, "none-copy"]) == ""
+    assert common_suffix([*labels, "x@swe"]) == ""
+
+
 def test_paired_differences_against_none_on_recall_probes(report):
     diffs = {d["label"]: d for d in report["comparison"]["differences"]}
     assert diffs["none@synthetic"]["is_reference"]  # the earliest run of the reference policy
@@ -167,7 +213,7 @@ def test_files_and_self_contained_html(report):
     assert "![Score vs tokens kept](pareto.png)" in md and "| none-copy |" in md
 
 
-def test_report_is_logged_as_its_own_run(store, report):
+def test_report_is_logged_as_its_own_run(store, report, tmp_path):
     client = client_for(None, store)
     exp = client.get_experiment_by_name(EXPERIMENT)
     runs = client.search_runs([exp.experiment_id], filter_string="tags.report = 'true'")
@@ -175,6 +221,24 @@ def test_report_is_logged_as_its_own_run(store, report):
     assert runs[0].data.tags["sweep"] == SWEEP and runs[0].info.status == "FINISHED"
     logged = {a.path for a in client.list_artifacts(runs[0].info.run_id)}
     assert logged == {"report.md", "report.html", "pareto.png", "dimensions.png", "comparison.json"}
+    # No UI address known: the logged Markdown links its plots by name, as the local one.
+    md = Path(client.download_artifacts(runs[0].info.run_id, "report.md", str(tmp_path)))
+    assert "![Score vs tokens kept](pareto.png)" in md.read_text()
+
+
+def test_with_the_ui_address_the_logged_markdown_loads_its_plots_from_it(store, tmp_path):
+    """MLflow's Markdown view prints a relative image link as text; an absolute one loads."""
+    ui = "http://127.0.0.1:5000"
+    copy = shutil.copytree(store, tmp_path / "mlruns")  # the shared store keeps one report run
+    code, out, err = _report(["--store-dir", str(copy), "--out", str(tmp_path), "--ui-url", ui])
+    assert code == 0, err
+    run_id = re.search(r"MLflow run ([0-9a-f]{32})", out).group(1)
+    client = client_for(None, copy)
+    md = Path(client.download_artifacts(run_id, "report.md", str(tmp_path / "logged"))).read_text()
+    assert f"![Score vs tokens kept]({ui}/get-artifact?path=pareto.png&run_uuid={run_id})" in md
+    assert f"[{run_id}]" not in md  # the report run is not a row; the rows' ids are links
+    assert f"({ui}/#/experiments/" in md
+    assert "![Score vs tokens kept](pareto.png)" in (tmp_path / "report.md").read_text()
 
 
 def test_results_table_format(store, report):
@@ -313,11 +377,10 @@ def _chromium() -> str | None:
     return shutil.which("chromium")
 
 
-def test_html_renders_in_headless_chromium(report, tmp_path):
+def _run_chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     chromium = _chromium()
     if chromium is None:
         pytest.skip("chromium not installed (apt-get install chromium)")
-    shot = tmp_path / "shot.png"
     proc = subprocess.run(
         [
             chromium,
@@ -332,9 +395,8 @@ def test_html_renders_in_headless_chromium(report, tmp_path):
             f"--user-data-dir={tmp_path / 'profile'}",
             "--enable-logging=stderr",
             "--v=0",
-            f"--screenshot={shot}",
-            "--window-size=1400,2000",
-            (report["out"] / "report.html").resolve().as_uri(),
+            f"--window-size={WIDTH},2000",
+            *args,
         ],
         capture_output=True,
         text=True,
@@ -343,13 +405,72 @@ def test_html_renders_in_headless_chromium(report, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "ERR_" not in proc.stderr, proc.stderr[-2000:]
+    return proc
+
+
+WIDTH = 1280
+# Appended to a copy of the page (the report itself has no script): after layout, how wide
+# the page scrolls and where each table's scrolling box ends, written into the DOM.
+MEASURE = """<script>
+window.addEventListener("load", () => {
+  const out = document.createElement("pre");
+  out.id = "measure";
+  out.textContent = JSON.stringify({
+    viewport: window.innerWidth,
+    page: document.documentElement.scrollWidth,
+    boxes: [...document.querySelectorAll("table")].map(
+      t => Math.ceil(t.parentElement.getBoundingClientRect().right)),
+    title: document.title,
+    h1: document.querySelector("h1").textContent,
+  });
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def test_html_renders_in_headless_chromium_at_1280px(report, tmp_path):
+    shot = tmp_path / "shot.png"
+    page = report["out"] / "report.html"
+    _run_chromium(tmp_path, f"--screenshot={shot}", page.resolve().as_uri())
     assert shot.is_file() and shot.stat().st_size > 20_000
 
     import matplotlib.image
 
     pixels = matplotlib.image.imread(shot)[..., :3]
-    assert pixels.shape[:2] == (2000, 1400)
-    # Not blank, and something drawn in every band of the page: tables on top, the
-    # Pareto plot in the middle, the dimension bars below.
+    assert pixels.shape[:2] == (2000, WIDTH)
+    # Not blank, and something drawn in every band of the page.
     for band in (pixels[:600], pixels[600:1300], pixels[1300:]):
         assert band.std() > 0.05
+
+
+def _wide_page(report: dict) -> str:
+    """The fixture's report with twice the dimensions and long labels, as a sweep over several
+    keys gives: wider than 1280 px unless its tables scroll in their own box."""
+    from benchmark.report.compare import Comparison
+    from benchmark.report.render import to_html
+
+    comparison = Comparison.model_validate(report["comparison"])
+    extra = {f"{d}_again": d for d in comparison.dimensions}
+    comparison.dimensions += list(extra)
+    for i, row in enumerate(comparison.rows):
+        row.label += f" (compaction.points={i}, transcript.seed={i}, policy.budget={1000 * i})"
+        row.dimensions.update({new: row.dimensions[old] for new, old in extra.items()})
+        row.cost_usd += i  # no longer constant: a column more
+    return to_html(comparison)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_no_table_overflows_and_no_title_is_a_path(report, tmp_path, wide):
+    measured = tmp_path / "measured.html"
+    text = _wide_page(report) if wide else (report["out"] / "report.html").read_text()
+    measured.write_text(text.replace("</body>", MEASURE + "</body>"))
+    dom = _run_chromium(tmp_path, "--dump-dom", measured.resolve().as_uri()).stdout
+    found = re.search(r'<pre id="measure">(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    m = json.loads(html.unescape(found.group(1)))
+    assert m["viewport"] == WIDTH
+    assert m["page"] <= m["viewport"], m  # nothing makes the page scroll sideways
+    assert len(m["boxes"]) >= 4 and max(m["boxes"]) <= m["viewport"], m
+    for name in ("title", "h1"):
+        assert "/" not in m[name] and SWEEP not in m[name], m[name]
+        assert m[name].endswith("2025-01-01_10-00-00"), m[name]

@@ -57,6 +57,12 @@ def parser() -> argparse.ArgumentParser:
         "--out", type=Path, help="output folder (default: reports/<sweep or experiment>)"
     )
     p.add_argument("--no-log", action="store_true", help="write the files only, no MLflow run")
+    p.add_argument(
+        "--ui-url",
+        help="address of the MLflow UI (e.g. http://127.0.0.1:5000 for `mlflow ui`): run ids "
+        "link to it and the logged report.md shows its plots from it (default: the tracking "
+        "URI when it is a server)",
+    )
     return p
 
 
@@ -81,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             reference=_reference(args.reference, selection),
             probe_type=args.probe_type,
             log=not args.no_log,
+            ui_url=args.ui_url or _ui_url(args.tracking_uri, args.store_dir),
         )
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -90,6 +97,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _print(comparison, files)
     return 0
+
+
+def _ui_url(tracking_uri: str | None, store_dir: str | None) -> str | None:
+    """The tracking server's address, whose UI shows the runs; None for a local store."""
+    if store_dir is not None:
+        return None
+    uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or ""
+    return uri if uri.startswith(("http://", "https://")) else None
 
 
 def _reference(given: str | None, selection: Selection) -> str | None:
@@ -110,7 +125,8 @@ def _print(comparison: Comparison, files: ReportFiles) -> None:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from benchmark.report.render import markdown_table, tables
+    from benchmark.report.cells import tables
+    from benchmark.report.render import markdown_table
 
     console = Console()
     for i, (heading, table) in enumerate(tables(comparison)):

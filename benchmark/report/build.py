@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import re
+import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import BaseModel
 
 from benchmark.report.compare import Comparison, compare
+from benchmark.report.layout import short_name
 from benchmark.report.load import REPORT_TAG, SWEEP_TAG, Selection, load_table
 from benchmark.report.plots import dimensions_plot, pareto_plot
 from benchmark.report.render import to_html, to_markdown
@@ -25,12 +27,8 @@ class ReportFiles(BaseModel):
 
 
 def default_folder(selection: Selection) -> Path:
-    """``reports/<name>``: a sweep's id is its (absolute) sweep dir, so its last two parts
-    (``<date>_<time>`` for Hydra's default) name it; unsafe characters become ``_``."""
-    name = selection.source
-    if selection.kind == "sweep" and "/" in name:
-        name = "_".join(p for p in name.rstrip("/").split("/")[-2:] if p)
-    return Path("reports") / (re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "report")
+    """``reports/<short name>`` (see ``layout.short_name``)."""
+    return Path("reports") / short_name(selection.kind, selection.source)
 
 
 def build_report(
@@ -41,8 +39,11 @@ def build_report(
     reference: str | None = "none",
     probe_type: str | None = None,
     log: bool = True,
+    ui_url: str | None = None,
 ) -> tuple[Comparison, ReportFiles]:
-    """Compare the selected runs, write the five files, and (``log``) log them to MLflow."""
+    """Compare the selected runs, write the five files, and (``log``) log them to MLflow.
+    With ``ui_url`` (the MLflow UI's address) run ids link to it and the logged Markdown's
+    images load from it."""
     tables = {run.run_id: load_table(client, run.run_id) for run in selection.runs}
     comparison = compare(
         selection,
@@ -50,6 +51,7 @@ def build_report(
         reference=reference,
         probe_type=probe_type,
     )
+    comparison.ui_url = ui_url.rstrip("/") if ui_url else None
     folder = folder or default_folder(selection)
     folder.mkdir(parents=True, exist_ok=True)
     files = ReportFiles(
@@ -62,19 +64,34 @@ def build_report(
     )
     pareto_plot(comparison, files.pareto)
     dimensions_plot(comparison, files.dimensions)
-    captions = {"Score vs tokens kept": files.pareto, "Rubric dimensions": files.dimensions}
-    files.markdown.write_text(to_markdown(comparison, {k: v.name for k, v in captions.items()}))
-    files.html.write_text(to_html(comparison, captions))
+    files.markdown.write_text(to_markdown(comparison, {k: v.name for k, v in _plots(files)}))
+    files.html.write_text(to_html(comparison, dict(_plots(files))))
     files.comparison.write_text(comparison.model_dump_json(indent=1) + "\n")
     if log:
         files.run_id = log_report(client, selection, comparison, files)
     return comparison, files
 
 
+def _plots(files: ReportFiles) -> list[tuple[str, Path]]:
+    """(caption, PNG) of the report's figures, in page order."""
+    return [("Score vs tokens kept", files.pareto), ("Rubric dimensions", files.dimensions)]
+
+
+def artifact_url(ui_url: str | None, run_id: str, name: str) -> str:
+    """A run's artifact as an image link in the logged ``report.md``. MLflow's Markdown view
+    shows an image only from an absolute http(s) URL (a relative one is printed as text),
+    so with the UI's address known, its ``get-artifact`` URL; else the file name, which
+    works in any other viewer and after a download."""
+    if not ui_url:
+        return name
+    return f"{ui_url}/get-artifact?path={quote(name)}&run_uuid={run_id}"
+
+
 def log_report(
     client: Any, selection: Selection, comparison: Comparison, files: ReportFiles
 ) -> str:
-    """A new run in the selection's experiment holding the report's files."""
+    """A new run in the selection's experiment holding the report's files (the local
+    ``report.md`` links its plots by file name; the logged one through ``artifact_url``)."""
     tags = {REPORT_TAG: "true", "report.kind": selection.kind, "report.source": selection.source}
     if selection.kind == "sweep":
         tags[SWEEP_TAG] = selection.source
@@ -86,8 +103,13 @@ def log_report(
     run_id = run.info.run_id
     try:
         client.log_param(run_id, "runs", len(selection.runs))
-        for path in (files.markdown, files.html, files.pareto, files.dimensions, files.comparison):
+        for path in (files.html, files.pareto, files.dimensions, files.comparison):
             client.log_artifact(run_id, str(path))
+        with tempfile.TemporaryDirectory() as tmp:  # the Markdown as MLflow's UI shows it
+            markdown = Path(tmp) / files.markdown.name
+            images = {k: artifact_url(comparison.ui_url, run_id, v.name) for k, v in _plots(files)}
+            markdown.write_text(to_markdown(comparison, images))
+            client.log_artifact(run_id, str(markdown))
     except Exception:
         client.set_terminated(run_id, status="FAILED")
         raise

@@ -12,8 +12,17 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
+from benchmark.report.layout import (
+    by_type,
+    clusters,
+    common_suffix,
+    order,
+    short_name,
+    strip_suffix,
+)
 from benchmark.report.load import RunData, Selection
 from benchmark.report.paired import DIM_PREFIX, Delta, Paired, Table, paired_differences
+from benchmark.report.retention import CONTROL as RETENTION_CONTROL
 from benchmark.report.retention import retention_against_control
 
 __all__ = ["Comparison", "Delta", "Interval", "Paired", "Row", "compare"]
@@ -43,15 +52,23 @@ class Row(BaseModel):
     retention: Interval = Field(
         default_factory=Interval, description="score over the control run's on the same probes"
     )
+    by_type: dict[str, float] = Field(default_factory=dict, description="mean score per probe type")
+    clusters: int = Field(0, description="(transcript, point) clusters behind its CIs")
 
 
 class Comparison(BaseModel):
     kind: str
     source: str
+    name: str = Field("", description="short name for titles: the end of the sweep folder")
+    suffix: str = Field("", description="stripped from every label (e.g. @synthetic)")
+    scale_max: float | None = Field(None, description="top of the rubric scale")
     experiment: str
+    experiment_id: str = ""
+    ui_url: str | None = Field(None, description="MLflow UI the run ids link to (a server)")
     reference: str | None
     probe_type: str | None
     dimensions: list[str]
+    probe_types: list[str] = Field(default_factory=list)
     rows: list[Row]
     differences: list[Paired] = Field(description="each run vs its reference run")
     pooled: list[Paired] = Field(
@@ -70,8 +87,20 @@ def compare(
     """Build the table and, unless ``reference`` is None, the paired differences."""
     runs = sorted(selection.runs, key=_order_key(selection.runs))
     labels = make_labels(runs)
+    suffix = common_suffix(list(labels.values()))
+    labels = {rid: strip_suffix(label, suffix) for rid, label in labels.items()}
     dims = dimension_names(runs, tables)
+    types, means = by_type(tables)
+    ranked = order(
+        {r.run_id: r.metrics.get("overall") for r in runs},
+        {r.run_id: r.policy for r in runs},
+        reference if reference is not None else RETENTION_CONTROL,
+    )
+    runs = sorted(runs, key=lambda r: ranked.index(r.run_id))
     rows = [_row(run, labels[run.run_id], dims) for run in runs]
+    for row in rows:
+        row.by_type = means.get(row.run_id, {})
+        row.clusters = clusters(tables.get(row.run_id, []))
     kept = retention_against_control(runs, tables, probe_type)
     for row in rows:
         if row.run_id in kept:
@@ -88,17 +117,35 @@ def compare(
             reference,
             probe_type=probe_type,
         )
+        for out in pooled:
+            out.label = strip_suffix(out.label, suffix)
     return Comparison(
         kind=selection.kind,
         source=selection.source,
+        name=short_name(selection.kind, selection.source),
+        suffix=suffix,
+        scale_max=_scale_max(runs),
         experiment=selection.experiment,
+        experiment_id=selection.experiment_id,
         reference=reference,
         probe_type=probe_type,
         dimensions=dims,
+        probe_types=types,
         rows=rows,
         differences=differences,
         pooled=pooled,
     )
+
+
+def _scale_max(runs: Sequence[RunData]) -> float | None:
+    """The rubric's top score when the runs agree on it (params ``rubric.scale_max``)."""
+    values = {r.params.get("rubric.scale_max") for r in runs}
+    if len(values) != 1 or None in values:
+        return None
+    try:
+        return float(values.pop())  # type: ignore[arg-type]
+    except ValueError:
+        return None
 
 
 def dimension_names(runs: Sequence[RunData], tables: dict[str, Table]) -> list[str]:

@@ -9,6 +9,7 @@ from benchmark.report.compare import Comparison, Interval, Row
 
 DPI = 100
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+FRONT = "#888888"  # the Pareto front: neutral, never a run's colour
 
 
 def _pyplot():
@@ -63,8 +64,8 @@ def style(index: int, count: int) -> tuple[Any, str]:
 
 
 def pareto_plot(comparison: Comparison, path: Path) -> Path:
-    """Overall score (with CI) against tokens kept: one numbered point per run (legend:
-    number and label), the Pareto front drawn through the runs nothing beats."""
+    """Overall score (with CI) against tokens kept: one point per run, named beside it, and
+    a grey Pareto front through the runs nothing beats (grey: it is no run's colour)."""
     plt = _pyplot()
     count = len(comparison.rows)
     rows = [(i, r) for i, r in enumerate(comparison.rows) if r.overall.value is not None]
@@ -78,9 +79,9 @@ def pareto_plot(comparison: Comparison, path: Path) -> Path:
         ax.plot(
             [xs[i] for i in front],
             [ys[i] for i in front],
-            "-",
-            color="#dd8452",
-            linewidth=2,
+            "--",
+            color=FRONT,
+            linewidth=1.5,
             drawstyle="steps-post",
             zorder=2,
             label="Pareto front",
@@ -90,11 +91,11 @@ def pareto_plot(comparison: Comparison, path: Path) -> Path:
             [ys[i] for i in front],
             s=180,
             facecolors="none",
-            edgecolors="#dd8452",
+            edgecolors=FRONT,
             linewidths=2,
             zorder=4,
         )
-        numbers: dict[tuple[float, float], list[str]] = {}
+        names: dict[tuple[float, float], list[str]] = {}
         for index, row, x in shown:
             colour, marker = style(index, count)
             ax.errorbar(
@@ -107,21 +108,21 @@ def pareto_plot(comparison: Comparison, path: Path) -> Path:
                 elinewidth=1.5,
                 capsize=4,
                 zorder=3,
-                label=f"{index + 1}. {row.label}",
+                label=row.label,
             )
             key = (round(x, 6), round(row.overall.value, 6))  # type: ignore[arg-type]
-            numbers.setdefault(key, []).append(str(index + 1))
-        for (x, y), names in numbers.items():  # runs at one point share one annotation
+            names.setdefault(key, []).append(row.label)
+        for (x, y), labels in names.items():  # runs at one point share one annotation
             ax.annotate(
-                ",".join(names), (x, y), textcoords="offset points", xytext=(7, 5), fontsize=8
+                ", ".join(labels), (x, y), textcoords="offset points", xytext=(7, 5), fontsize=8
             )
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     else:
         ax.text(0.5, 0.5, "no run has an overall score", ha="center", transform=ax.transAxes)
-    ax.margins(x=0.1, y=0.1)  # room for the numbers of the outermost points
+    ax.margins(x=0.15, y=0.1)  # room for the names of the outermost points
     ax.set_xlabel(xlabel)
     ax.set_ylabel("overall score (95% CI)")
-    ax.set_title(f"Score vs tokens kept: {comparison.source}", fontsize=10)
+    ax.set_title(f"Score vs tokens kept: {comparison.name}", fontsize=10)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
@@ -148,12 +149,12 @@ def dimensions_plot(comparison: Comparison, path: Path) -> Path:
             capsize=3,
             color=colour,
             error_kw={"elinewidth": 1, "ecolor": "#333333"},
-            label=f"{i + 1}. {row.label}",
+            label=row.label,
         )
     ax.set_xticks(range(len(dims)))
     ax.set_xticklabels([d.replace("_", "\n") for d in dims], fontsize=9)
     ax.set_ylabel("dimension score")
-    ax.set_title(f"Rubric dimensions: {comparison.source}", fontsize=10)
+    ax.set_title(f"Rubric dimensions: {comparison.name}", fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
     if rows:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)

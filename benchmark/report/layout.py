@@ -1,0 +1,75 @@
+"""How the comparison reads at a glance: a short name, row order, a shared suffix, per-type means.
+
+A sweep's id is its absolute folder; a title, a plot or a folder name wants
+only the end of it. Rows put the reference first (what every other row is read
+against), then the best overall score. A suffix every label shares (the
+transcript source, ``@synthetic``) says nothing per row, so it is stated once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from benchmark.probe.models import PROBE_TYPES
+from benchmark.report.paired import Table
+
+_SUFFIX = re.compile(r"^([^@\s]+)(@[^\s(]+)(.*)$")
+
+
+def short_name(kind: str, source: str) -> str:
+    """A sweep folder's last two parts (``<date>_<time>`` for Hydra's default), else the
+    source itself; characters unsafe in a file name become ``_``."""
+    name = source
+    if kind == "sweep" and "/" in name:
+        name = "_".join(p for p in name.rstrip("/").split("/")[-2:] if p)
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "report"
+
+
+def common_suffix(labels: Sequence[str]) -> str:
+    """The ``@...`` after the run name that every label carries (``""`` when they differ)."""
+    found = {m.group(2) if (m := _SUFFIX.match(label)) else None for label in labels}
+    if len(found) != 1 or None in found:
+        return ""
+    return found.pop() or ""
+
+
+def strip_suffix(label: str, suffix: str) -> str:
+    """``label`` without ``suffix`` right after its run name."""
+    if not suffix:
+        return label
+    m = _SUFFIX.match(label)
+    return f"{m.group(1)}{m.group(3)}" if m and m.group(2) == suffix else label
+
+
+def order(
+    overall: dict[str, float | None], policies: dict[str, str | None], reference: str | None
+) -> list[str]:
+    """Run ids: the reference policy's runs first, then by overall score, best first
+    (runs without one last); Python's stable sort keeps ties in their given order."""
+
+    def key(rid: str) -> tuple[bool, bool, float]:
+        value = overall[rid]
+        return (policies[rid] != reference, value is None, -(value or 0.0))
+
+    return sorted(overall, key=key)
+
+
+def by_type(tables: dict[str, Table]) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """Probe types seen (in the probe models' order) and each run's mean score per type,
+    over the probes it scored (failed ones left out, as in the paired differences)."""
+    sums: dict[str, dict[str, list[float]]] = {}
+    for rid, table in tables.items():
+        for row in table:
+            if row.get("score") is None or row.get("failed") or not row.get("type"):
+                continue
+            sums.setdefault(rid, {}).setdefault(str(row["type"]), []).append(float(row["score"]))
+    seen = {t for per in sums.values() for t in per}
+    types = [t for t in PROBE_TYPES if t in seen] + sorted(seen - set(PROBE_TYPES))
+    means = {rid: {t: sum(v) / len(v) for t, v in per.items()} for rid, per in sums.items()}
+    return types, means
+
+
+def clusters(table: Table) -> int:
+    """Distinct (transcript, compaction point) clusters of a run's scored probes."""
+    return len({(r.get("transcript"), r.get("point")) for r in table if r.get("score") is not None})
