@@ -1,4 +1,5 @@
-"""Write a report's files and log them as artifacts of a ``report:<source>`` MLflow run."""
+"""Write a report's files and log them as artifacts of the sweep's parent MLflow run (a new
+``report:<source>`` run for an experiment, or a sweep logged before parents)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from benchmark.report.compare import Comparison, compare
 from benchmark.report.load import REPORT_TAG, SWEEP_TAG, Selection, load_table
 from benchmark.report.plots import dimensions_plot, pareto_plot
 from benchmark.report.render import to_html, to_markdown
+from benchmark.tracking.sweep_parent import find_parent
 
 
 class ReportFiles(BaseModel):
@@ -74,19 +76,30 @@ def build_report(
 def log_report(
     client: Any, selection: Selection, comparison: Comparison, files: ReportFiles
 ) -> str:
-    """A new run in the selection's experiment holding the report's files."""
+    """The sweep's parent run, or else a new run in the selection's experiment, holding the
+    report's files; its id."""
     tags = {REPORT_TAG: "true", "report.kind": selection.kind, "report.source": selection.source}
-    if selection.kind == "sweep":
-        tags[SWEEP_TAG] = selection.source
     if comparison.reference is not None:
         tags["report.reference"] = comparison.reference
+    tags["report.runs"] = str(len(selection.runs))  # a tag, not a param: a parent is reported again
+    paths = (files.markdown, files.html, files.pareto, files.dimensions, files.comparison)
+    parent = None
+    if selection.kind == "sweep":
+        parent = find_parent(client, selection.experiment_id, selection.source)
+        tags[SWEEP_TAG] = selection.source  # an older sweep's own report run (no parent)
+    if parent is not None:
+        del tags[SWEEP_TAG]  # the parent is no job of the sweep: filters on `sweep` skip it
+        for key, value in tags.items():
+            client.set_tag(parent, key, value)
+        for path in paths:
+            client.log_artifact(parent, str(path))
+        return parent
     run = client.create_run(
         selection.experiment_id, run_name=f"report:{selection.source}", tags=tags
     )
     run_id = run.info.run_id
     try:
-        client.log_param(run_id, "runs", len(selection.runs))
-        for path in (files.markdown, files.html, files.pareto, files.dimensions, files.comparison):
+        for path in paths:
             client.log_artifact(run_id, str(path))
     except Exception:
         client.set_terminated(run_id, status="FAILED")
