@@ -468,7 +468,8 @@ def mlflow_runs(tmp_path):
 
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     exp = client.get_experiment_by_name("compaction-benchmark")
-    return client, client.search_runs([exp.experiment_id])
+    runs = client.search_runs([exp.experiment_id])
+    return client, [r for r in runs if "sweep_parent" not in r.data.tags]  # a sweep's parent
 
 
 def test_cli_audit_prints_the_summary_and_logs_a_run(tmp_path, mlflow_store):
@@ -544,6 +545,9 @@ def test_cli_audit_sweep_logs_one_tagged_run_per_job(tmp_path, mlflow_store):
     assert len(runs) == 2
     assert {r.data.tags["audit"] for r in runs} == {"judge"}
     assert len({r.data.tags["sweep"] for r in runs}) == 1
+    assert {r.info.run_name for r in runs} == {
+        f"audit:judge@reference · audit.samples={n}" for n in (1, 2)
+    }
     by_samples = {r.data.params["audit.samples"]: r.data.metrics for r in runs}
     assert "audit/consistency" not in by_samples["1"]  # one sample: nothing to compare
     assert by_samples["2"]["audit/consistency"] == 1.0

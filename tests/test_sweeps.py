@@ -30,6 +30,7 @@ from benchmark.parts import build_parts
 from benchmark.report import build_report, select
 from benchmark.tracking.mlflow_store import check_reachable
 from benchmark.tracking.sweep import sweep_info, write_sweep_record
+from benchmark.tracking.sweep_parent import PARENT_TAG
 
 EXPERIMENT = "compaction-benchmark"
 # Keep the network out, as on a user's offline machine (loopback stays reachable).
@@ -60,10 +61,12 @@ def local_store(tmp_path: Path) -> list[str]:
 
 
 def finished_runs(uri: str) -> list:
+    """The jobs' runs (the sweep's parent run left out)."""
     client = MlflowClient(tracking_uri=uri)
     experiment = client.get_experiment_by_name(EXPERIMENT)
     assert experiment is not None
-    return client.search_runs([experiment.experiment_id])
+    runs = client.search_runs([experiment.experiment_id])
+    return [r for r in runs if PARENT_TAG not in r.data.tags]
 
 
 def free_port() -> int:
@@ -213,6 +216,10 @@ def test_parallel_sweep_logs_to_a_tracking_server(tmp_path, mlflow_server):
     assert {r.info.status for r in runs} == {"FINISHED"}
     assert {r.data.tags["sweep"] for r in runs} == {str(sweep_dir.resolve())}
     client = MlflowClient(tracking_uri=mlflow_server)
+    experiment = client.get_experiment_by_name(EXPERIMENT)
+    # No lock of ours on a server: jobs logging at once still end up under one parent.
+    (parent,) = client.search_runs([experiment.experiment_id], f"tags.{PARENT_TAG} != ''")
+    assert {r.data.tags["mlflow.parentRunId"] for r in runs} == {parent.info.run_id}
     for run in runs:  # artifacts went through the server to its artifact store
         assert "results_table.json" in {a.path for a in client.list_artifacts(run.info.run_id)}
     assert list((tmp_path / "server-artifacts").rglob("results_table.json"))
@@ -318,6 +325,7 @@ def test_sweep_info_reads_the_sweeps_record(tmp_path):
     tags = sweep_info(tmp_path / "s", job, 3).tags()
     assert tags == {
         "sweep": str((tmp_path / "s").resolve()),
+        "sweep_id": f"{tmp_path.name}/s",
         "sweep_overrides": "policy=none,truncate seed=1",
         "job_overrides": "policy=none seed=1",
         "job_num": "3",

@@ -85,7 +85,8 @@ def test_a_run_logged_by_the_child_is_the_run_logged_in_process(tmp_path, migrat
     child_run = logged(tmp_path / "child", child_id)
     assert child_run == logged(tmp_path / "here", own_id)
     params, metrics, tags, paths, (status, name, steps) = child_run
-    assert params == record.params and status == "FINISHED" and name == "child@test"
+    assert params == record.params and status == "FINISHED"
+    assert name == "truncate · seed=0"  # a sweep job: its policy and overrides
     assert metrics["facts/survival"] == "nan" and metrics["overall"] == 2.5
     assert tags["job_overrides"] == "seed=0" and tags["policy"] == "truncate"
     assert {"scorecard.txt", "notes/why.md", "results_table.json"} <= paths

@@ -1,4 +1,5 @@
-"""Write a report's files and log them as artifacts of a ``report:<source>`` MLflow run."""
+"""Write a report's files and log them as artifacts of the sweep's parent MLflow run (a new
+``report:<source>`` run for an experiment, or a sweep logged before parents)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from benchmark.report.layout import short_name
 from benchmark.report.load import REPORT_TAG, SWEEP_TAG, Selection, load_table
 from benchmark.report.plots import dimensions_plot, pareto_plot
 from benchmark.report.render import to_html, to_markdown
+from benchmark.tracking.sweep_parent import find_parent
 
 
 class ReportFiles(BaseModel):
@@ -90,28 +92,46 @@ def artifact_url(ui_url: str | None, run_id: str, name: str) -> str:
 def log_report(
     client: Any, selection: Selection, comparison: Comparison, files: ReportFiles
 ) -> str:
-    """A new run in the selection's experiment holding the report's files (the local
-    ``report.md`` links its plots by file name; the logged one through ``artifact_url``)."""
+    """The sweep's parent run, or else a new run in the selection's experiment, holding the
+    report's files (the local ``report.md`` links its plots by file name; the logged one
+    through ``artifact_url``); its id."""
     tags = {REPORT_TAG: "true", "report.kind": selection.kind, "report.source": selection.source}
-    if selection.kind == "sweep":
-        tags[SWEEP_TAG] = selection.source
     if comparison.reference is not None:
         tags["report.reference"] = comparison.reference
+    tags["report.runs"] = str(len(selection.runs))  # a tag, not a param: a parent is reported again
+    paths = (files.html, files.pareto, files.dimensions, files.comparison)
+    parent = None
+    if selection.kind == "sweep":
+        parent = find_parent(client, selection.experiment_id, selection.source)
+        tags[SWEEP_TAG] = selection.source  # an older sweep's own report run (no parent)
+    if parent is not None:
+        del tags[SWEEP_TAG]  # the parent is no job of the sweep: filters on `sweep` skip it
+        for key, value in tags.items():
+            client.set_tag(parent, key, value)
+        _log_files(client, parent, paths, comparison, files)
+        return parent
     run = client.create_run(
         selection.experiment_id, run_name=f"report:{selection.source}", tags=tags
     )
     run_id = run.info.run_id
     try:
-        client.log_param(run_id, "runs", len(selection.runs))
-        for path in (files.html, files.pareto, files.dimensions, files.comparison):
-            client.log_artifact(run_id, str(path))
-        with tempfile.TemporaryDirectory() as tmp:  # the Markdown as MLflow's UI shows it
-            markdown = Path(tmp) / files.markdown.name
-            images = {k: artifact_url(comparison.ui_url, run_id, v.name) for k, v in _plots(files)}
-            markdown.write_text(to_markdown(comparison, images))
-            client.log_artifact(run_id, str(markdown))
+        _log_files(client, run_id, paths, comparison, files)
     except Exception:
         client.set_terminated(run_id, status="FAILED")
         raise
     client.set_terminated(run_id)
     return run_id
+
+
+def _log_files(
+    client: Any, run_id: str, paths: tuple[Path, ...], comparison: Comparison, files: ReportFiles
+) -> None:
+    """The report's files into ``run_id``; ``report.md`` as MLflow's UI shows it (its
+    images through ``artifact_url``)."""
+    for path in paths:
+        client.log_artifact(run_id, str(path))
+    with tempfile.TemporaryDirectory() as tmp:
+        markdown = Path(tmp) / files.markdown.name
+        images = {k: artifact_url(comparison.ui_url, run_id, v.name) for k, v in _plots(files)}
+        markdown.write_text(to_markdown(comparison, images))
+        client.log_artifact(run_id, str(markdown))

@@ -4,7 +4,7 @@ Registered in ``conf/config.yaml`` under ``hydra.callbacks``. Every job opens th
 store under the store's lock (``store_check.py``), so jobs never race on a fresh
 store, this sweep's or another command's; migrating it here, in the launching
 process before any job exists, only spares the jobs the wait. The sweep's
-overrides are left in its folder for the jobs' tags.
+overrides, and the keys it sweeps, are left in its folder for the jobs' tags and run names.
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ class PrepareTracking(Callback):
         from benchmark.tracking.sweep import write_sweep_record
 
         overrides = _sweep_overrides(config)
-        write_sweep_record(str(config.hydra.sweep.dir), overrides)
+        swept = swept_keys(overrides)
+        write_sweep_record(str(config.hydra.sweep.dir), overrides, swept)
         tracking = _tracking(config)
-        if tracking is None or not tracking.enabled or _sweeps_tracking(overrides):
+        if tracking is None or not tracking.enabled or _sweeps_tracking(swept):
             return  # each job prepares its own store (or has none)
         try:
             prepare_tracking(tracking)
@@ -62,13 +63,16 @@ def _tracking(config: DictConfig) -> TrackingConfig | None:
         return None
 
 
-def _sweeps_tracking(overrides: list[str]) -> bool:
-    """Whether the sweep varies the tracking config itself: jobs then prepare their own stores."""
+def swept_keys(overrides: list[str]) -> list[str] | None:
+    """The keys the sweep varies (``a,b``, ``range()``, ``interval()``...), as the sweeper
+    parses them; None when they do not parse (Hydra reports that)."""
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except HydraException:
-        return False
-    return any(
-        o.is_sweep_override() and o.key_or_group.split(".")[0].split("/")[0] == "tracking"
-        for o in parsed
-    )
+        return None
+    return [o.key_or_group for o in parsed if o.is_sweep_override()]
+
+
+def _sweeps_tracking(swept: list[str] | None) -> bool:
+    """Whether the sweep varies the tracking config itself: jobs then prepare their own stores."""
+    return any(key.split(".")[0].split("/")[0] == "tracking" for key in swept or [])

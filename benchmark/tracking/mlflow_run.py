@@ -1,9 +1,10 @@
 """Log one run record (a job's or an audit's) as one MLflow run: the only writer of runs.
 
 A job of a Hydra multirun is tagged with its ``sweep`` (see ``sweep.py``) so the runs
-of one sweep can be found, compared and reported together. A record whose status is
-KILLED (an interrupted job) ends its run as KILLED; Ctrl-C while logging ends the run
-as KILLED too, with what was logged so far (``LoggingInterrupted``).
+of one sweep can be found, compared and reported together, named by what tells it from
+the sweep's other jobs, and nested under the sweep's parent run (``sweep_parent.py``).
+A record whose status is KILLED (an interrupted job) ends its run as KILLED; Ctrl-C while
+logging ends the run as KILLED too, with what was logged so far (``LoggingInterrupted``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.inputs import log_transcript_inputs
 from benchmark.tracking.mlflow_store import prepare_tracking, store_uri
 from benchmark.tracking.sweep import SweepInfo
+from benchmark.tracking.sweep_parent import PARENT_RUN_TAG, end_parent, parent_run
 from benchmark.tracking.traces import log_traces
 
 
@@ -28,7 +30,12 @@ def log_run(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None
     import mlflow
 
     experiment_id = prepare_tracking(tracking)
-    with mlflow.start_run(experiment_id=experiment_id, run_name=record.run_name) as run:
+    parent = parent_run(tracking, experiment_id, sweep) if sweep is not None else None
+    with mlflow.start_run(
+        experiment_id=experiment_id,
+        run_name=run_name(record, tracking, sweep),
+        tags={PARENT_RUN_TAG: parent} if parent is not None else None,
+    ) as run:
         run_id = run.info.run_id
         if record.status == "KILLED":  # a second Ctrl-C leaves at once: say what it leaves
             _arm_second(tracking, run_id)
@@ -41,7 +48,17 @@ def log_run(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None
             mlflow.end_run("KILLED")
             raise LoggingInterrupted(run_id) from None
         mlflow.end_run(record.status)
-        return run_id
+    if parent is not None:
+        end_parent(parent)
+    return run_id
+
+
+def run_name(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None) -> str:
+    """A sweep job's name says what tells it from the other jobs (``hermes · judge=gpt4o``),
+    unless ``tracking.run_name`` names it; a single job keeps its record's name."""
+    if sweep is None or tracking.run_name is not None:
+        return record.run_name
+    return scrub_setting(sweep.run_name(record.tags.get("policy") or record.run_name))
 
 
 def _arm_second(tracking: TrackingConfig, run_id: str) -> None:
