@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from benchmark.errors import UserError
+from benchmark.tracking.sweep_parent import PARENT_TAG
 
 REPORT_TAG = "report"  # runs written by the report itself; never part of a comparison
 AUDIT_TAG = "audit"  # judge audits (python -m benchmark +audit=judge): not benchmark runs
@@ -126,8 +127,9 @@ def _runs(client: Any, experiment_id: str) -> list[RunData]:
             page_token=token,
         )
         for run in page:
-            if run.data.tags.get(REPORT_TAG) == "true" or AUDIT_TAG in run.data.tags:
-                continue
+            tags = run.data.tags
+            if tags.get(REPORT_TAG) == "true" or AUDIT_TAG in tags or PARENT_TAG in tags:
+                continue  # a sweep's parent holds no job of its own, whatever its tags say
             out.append(
                 RunData(
                     run_id=run.info.run_id,
