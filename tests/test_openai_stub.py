@@ -726,3 +726,17 @@ def test_scripted_model_answers_each_prompt_validly_and_deterministically() -> N
     (probe,) = json.loads(replies["writer"])["probes"]
     assert probe["message_index"] == 5 and probe["gold_answer"].startswith("pytest tests/")
     assert replies["answerer"] == replies["responses"] == "NOT IN CONTEXT\nscripted guess"
+
+
+def test_word_counts_of_long_texts_equal_str_split_whatever_the_whitespace():
+    import random
+
+    from benchmark.stub.responses import count_words
+
+    rnd = random.Random(7)
+    chars = [" ", "\t", "\n", "\x1c", "\x1f", "\x0b", "a", "é", "→", "\\", '"', "😀"]
+    rare = ["\xa0", "\u2003", "\u3000", "\x85"]  # non-ASCII whitespace: the slow path
+    for n in range(200):
+        pool = chars + rare if n % 2 else chars
+        text = "".join(rnd.choice(pool) for _ in range(rnd.choice([10, 5000, 9000])))
+        assert count_words(text) == len(text.split())
