@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from benchmark import interrupt, scorecard
+from benchmark import metric_names as names
 from benchmark.config import BenchmarkConfig
 from benchmark.job_files import RunFiles, job_files, judgment_row, judgments_table, run_folder
 from benchmark.llm import client_loaded
@@ -84,7 +85,7 @@ def job_record(
     interrupted); ``files``: the folder streamed as it ran."""
     clean = redact(resolved)
     metrics = result.metrics()
-    objectives = {"score_per_kilotoken": score_per_kilotoken(metrics)}
+    objectives = {names.SCORE_PER_KILOTOKEN: score_per_kilotoken(metrics)}
     texts = job_files(result, clean)
     judgments = (  # without files, ``result`` kept its points whole
         files.judgment_rows
@@ -110,9 +111,9 @@ def job_record(
             **(manifest_metrics(result.inputs) if result.inputs else {}),
             **{k: v for k, v in objectives.items() if v is not None},
         },
-        step_metrics=[_point_metrics(point) for point in result.points],
         tables={
             "results_table.json": columns(result.rows()),
+            names.POINTS_TABLE: columns([point_row(point) for point in result.points]),
             "judgments_table.json": judgments_table(judgments),
         },
         artifacts=texts,
@@ -123,37 +124,45 @@ def job_record(
     )
 
 
-def _point_metrics(point: PointResult) -> dict[str, float]:
-    """One compaction point's step metrics; a failed point kept no tokens to show."""
-    if point.compaction_error is not None:
-        return {"point/tokens_before": point.point.tokens_before}
+def point_row(point: PointResult) -> dict[str, object]:
+    """One compaction point's row of ``names.POINTS_TABLE``: a table, since points of
+    different sessions are no steps of one line. A failed point kept no tokens to show."""
+    failed = point.compaction_error is not None
     return {
-        "point/tokens_before": point.point.tokens_before,
-        "point/tokens_after": point.tokens_after,
-        "point/compression_ratio": point.compression_ratio,
+        "transcript": point.point.transcript_id,
+        "point": point.point.ordinal,
+        "tokens_before": point.point.tokens_before,
+        "tokens_after": None if failed else point.tokens_after,
+        "compression_ratio": None if failed else point.compression_ratio,
+        "over_window": point.over_window,
+        "error": point.compaction_error or point.probe_writer_error,
     }
 
 
 def score_per_kilotoken(metrics: Mapping[str, float]) -> float | None:
-    """The overall score per thousand kept tokens: ``overall / (tokens/after / points / 1000)``.
+    """The overall score per thousand kept tokens: ``overall / (tokens/after / points/total
+    / 1000)`` (points counted where compaction did not fail).
 
     The denominator is the mean compacted context per compaction point (in thousands of
     tokens), so the value does not grow with the number of points a session has. It
     rewards a policy that keeps a small context without losing the score; like the
     overall it needs judged probes (None when none was).
     """
-    overall, after, points = (metrics.get(k) for k in ("overall", "tokens/after", "points"))
-    points = (points or 0) - metrics.get("points/compaction_failed", 0)  # no tokens counted
+    overall, after, points = (
+        metrics.get(k) for k in (names.OVERALL, names.TOKENS_AFTER, names.POINTS_TOTAL)
+    )
+    points = (points or 0) - metrics.get(names.POINTS_COMPACTION_FAILED, 0)  # no tokens counted
     if overall is None or not after or not points:
         return None
     return overall / (after / points / 1000)
 
 
 def objective_value(metrics: Mapping[str, float], objective: str) -> float | None:
-    """What the job returns to a sweeper: ``overall`` (0..scale_max) or ``score_per_kilotoken``."""
+    """What the job returns to a sweeper: the option ``overall`` (0..scale_max) or
+    ``score_per_kilotoken``, read from their metrics (``names.OVERALL``)."""
     if objective == "score_per_kilotoken":
         return score_per_kilotoken(metrics)
-    return metrics.get("overall")
+    return metrics.get(names.OVERALL)
 
 
 def failure(fraction: float, allowed: float, result: JobResult) -> str | None:

@@ -96,7 +96,7 @@ class JobProgress:
                 f"{int(m.get('llm/retries', 0))} retries",
                 f"{int(m.get('llm/failures', 0))} call failures",
                 f"{tokens:,} tokens",
-                f"${m.get('cost_usd', 0.0):.4f}",
+                f"${m.get('llm/cost_usd', 0.0):.4f}",
             ]
         return " | ".join(parts)
 

@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
+from benchmark import metric_names as names
 from benchmark.answerer.base import Answer
 from benchmark.compaction import CompactionPoint
 from benchmark.judge.agreement import Unit, agreement_metrics
@@ -142,19 +143,18 @@ class JobResult(BaseModel):
         return {d: dims.get(d) for d in rubric.dimensions}
 
     def intervals(self) -> dict[str, float]:
-        """95% interval bounds of the roll-up as metrics: ``overall/ci_low``,
-        ``<dimension>/ci_low``, ``type/<probe type>/ci_low`` (and ``ci_high``).
-        An interval that is undefined (one cluster) has no metrics."""
+        """95% interval bounds of the roll-up as metrics (``names.ci_names``: e.g.
+        ``headline/overall_ci_low``). An undefined interval (one cluster) has none."""
         return {
-            f"{name}/{bound}": value
+            bound: value
             for name, est in self.estimates().items()
             if est.defined
-            for bound, value in (("ci_low", est.low), ("ci_high", est.high))
+            for bound, value in zip(names.ci_names(name), (est.low, est.high), strict=True)
         }
 
     def estimates(self) -> dict[str, Estimate]:
         """The roll-up's estimates with their 95% intervals (``benchmark.stats``), by
-        metric name (``overall``, dimensions, ``type/<probe type>`` overalls).
+        metric name (``names.OVERALL``, ``names.dimension``, ``names.type_overall``).
 
         Over scored probes clustered by ``(transcript, point)``. Cached by content:
         ``metrics()`` is called more than once per job, and a cache keyed on the probes
@@ -193,7 +193,7 @@ class JobResult(BaseModel):
         return errors.most_common(1)[0][0] if errors else None
 
     def metrics(self) -> dict[str, float]:
-        """Flat metric names for tracking: dimensions by name, the rest grouped by prefix.
+        """Flat metrics for tracking, named by ``benchmark.metric_names``.
 
         Token figures are over the points that were compacted: a point whose
         compaction failed has no context to count (``points/compaction_failed``),
@@ -205,39 +205,45 @@ class JobResult(BaseModel):
         before = sum(p.point.tokens_before for p in compacted)
         after = sum(p.tokens_after for p in compacted)
         metrics: dict[str, float] = {
-            "probes": len(results),
-            "points": len(self.points),
-            "points/over_window": sum(p.over_window for p in self.points),
-            "points/compaction_failed": len(self.points) - len(compacted),
-            "points/probe_writer_failed": sum(
+            names.PROBES_TOTAL: len(results),
+            names.POINTS_TOTAL: len(self.points),
+            names.POINTS_OVER_WINDOW: sum(p.over_window for p in self.points),
+            names.POINTS_COMPACTION_FAILED: len(self.points) - len(compacted),
+            names.POINTS_PROBE_WRITER_FAILED: sum(
                 p.probe_writer_error is not None for p in self.points
             ),
-            "failures/answers": sum(r.answer.failed for r in results),
-            "failures/judgments": sum(r.judgment.failed and not r.answer.failed for r in results),
-            "failures/probes": sum(r.failed for r in results),
-            "failures/fraction": self.failed_fraction,
+            names.PROBES_FAILED_ANSWERS: sum(r.answer.failed for r in results),
+            names.PROBES_FAILED_JUDGMENTS: sum(
+                r.judgment.failed and not r.answer.failed for r in results
+            ),
+            names.PROBES_FAILED: sum(r.failed for r in results),
+            names.FAILED_FRACTION: self.failed_fraction,
         }
         if compacted:  # no token figure at all when no point could be compacted
-            metrics["tokens/before"] = before
-            metrics["tokens/after"] = after
-            metrics["compression_ratio"] = before / max(1, after)
-            metrics["kept_fraction"] = after / max(1, before)
+            metrics[names.TOKENS_BEFORE] = before
+            metrics[names.TOKENS_AFTER] = after
+            metrics[names.COMPRESSION_RATIO] = before / max(1, after)
+            metrics[names.KEPT_FRACTION] = after / max(1, before)
         if overall.overall is not None:
-            metrics["overall"] = overall.overall
-            metrics["overall_pct"] = 100 * overall.overall / self.rubric.scale_max
+            metrics[names.OVERALL] = overall.overall
+            metrics[names.OVERALL_PCT] = 100 * overall.overall / self.rubric.scale_max
         metrics.update(self.usage)
-        metrics.update(overall.dimensions)
+        if "llm/cost_usd" in self.usage:
+            metrics[names.COST_USD] = self.usage["llm/cost_usd"]
+        metrics.update({names.dimension(d): v for d, v in overall.dimensions.items()})
         metrics.update(self.intervals())
-        metrics.update({f"criteria/{c}": v for c, v in overall.criteria.items()})
+        metrics.update({names.criterion(c): v for c, v in overall.criteria.items()})
         for ptype in PROBE_TYPES:
             typed = self.scores(ptype)
             if typed.overall is not None:
-                metrics[f"type/{ptype}"] = typed.overall
-                metrics.update({f"type/{ptype}/{d}": v for d, v in typed.dimensions.items()})
+                metrics[names.type_overall(ptype)] = typed.overall
+                metrics.update(
+                    {names.type_dimension(ptype, d): v for d, v in typed.dimensions.items()}
+                )
         metrics.update(self.panel_metrics())
-        metrics["probes/repeated"] = self.repeated_probes
+        metrics[names.PROBES_REPEATED] = self.repeated_probes
         if self.interrupted:
-            metrics["probes/unfinished"] = self.unfinished_probes
+            metrics[names.PROBES_UNFINISHED] = self.unfinished_probes
         metrics.update(answerer_free_metrics(self.probe_results, self.rollup_rubric))
         return metrics
 
@@ -247,7 +253,7 @@ class JobResult(BaseModel):
         panels = [r.judgment.members for r in self.probe_results if r.judgment.members is not None]
         if not panels:
             return {}
-        names = list(dict.fromkeys(name for members in panels for name in members))
+        judges = list(dict.fromkeys(name for members in panels for name in members))
         units: list[Unit] = []
         for members in panels:
             judged = {name: m.scores for name, m in members.items() if not m.failed}
@@ -255,7 +261,7 @@ class JobResult(BaseModel):
                 units.append((criterion, {n: s.get(criterion) for n, s in judged.items()}))
         failed = sum(m.failed for members in panels for m in members.values())
         return {
-            **agreement_metrics(units, names, self.rubric.scale_max),
+            **agreement_metrics(units, judges, self.rubric.scale_max),
             "judge/members_failed": failed,
         }
 
@@ -296,8 +302,8 @@ def leading_columns(result: ProbeResult, policy: str) -> dict[str, object]:
 
 
 def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[str, float]:
-    """What sits beside the score: ``facts/survival`` (per type too) and, with a control
-    arm, ``control/overall`` and ``retention`` (the policy's mean probe score over the
+    """What sits beside the score: fact survival (per type too) and, with a control arm,
+    the control's overall and retention (the policy's mean probe score over the
     control's on the probes both arms scored), each with its 95% interval.
 
     The control arm's overall is its own roll-up; retention is a ratio of paired
@@ -312,17 +318,17 @@ def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[st
             confidence=CI_CONFIDENCE,
             limits=(0, 1),
         )
-        metrics.update(_estimate("facts/survival", survival))
+        metrics.update(_estimate(names.FACTS_SURVIVAL, survival))
         for ptype in PROBE_TYPES:
             typed = [r.survival for r in measured if r.probe.type == ptype]
             if typed:
-                metrics[f"facts/survival/{ptype}"] = sum(typed) / len(typed)
+                metrics[names.type_survival(ptype)] = sum(typed) / len(typed)
     controls = [r.control for r in results if r.control is not None]
     if controls:
         control = aggregate(rubric, (c.judgment.scores() for c in controls if not c.failed))
         if control.overall is not None:
-            metrics["control/overall"] = control.overall
-        metrics["control/failures"] = sum(c.failed for c in controls)
+            metrics[names.CONTROL_OVERALL] = control.overall
+        metrics[names.CONTROL_FAILURES] = sum(c.failed for c in controls)
     paired = [
         r for r in results if r.score is not None and r.control and r.control.score is not None
     ]
@@ -334,8 +340,8 @@ def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[st
             confidence=CI_CONFIDENCE,
             limits=(0, math.inf),
         )
-        metrics.update(_estimate("retention", retention))
-        metrics["retention/probes"] = len(paired)
+        metrics.update(_estimate(names.RETENTION, retention))
+        metrics[names.RETENTION_PROBES] = len(paired)
     return metrics
 
 
@@ -347,7 +353,8 @@ def _estimate(name: str, estimate: Estimate) -> dict[str, float]:
     """The value and, where the interval is defined (two or more clusters), its bounds."""
     if not estimate.defined:
         return {name: estimate.mean}
-    return {name: estimate.mean, f"{name}/ci_low": estimate.low, f"{name}/ci_high": estimate.high}
+    low, high = names.ci_names(name)
+    return {name: estimate.mean, low: estimate.low, high: estimate.high}
 
 
 def member_columns(judgment: Judgment) -> dict[str, float]:
@@ -364,7 +371,8 @@ def _estimates(
     rubric_json: str, probes: tuple[tuple[tuple[str, int], str, tuple[tuple[str, float], ...]], ...]
 ) -> tuple[tuple[str, Estimate], ...]:
     """Roll-up intervals for scored probes given as (cluster, probe type, criterion
-    scores): overall and dimensions over all probes, the overall only per probe type."""
+    scores), by metric name: overall and dimensions over all probes, the overall only
+    per probe type."""
     rubric = Rubric.model_validate_json(rubric_json)
 
     def estimate(chosen: list[tuple]) -> dict[str, Estimate]:
@@ -377,9 +385,10 @@ def _estimates(
             confidence=CI_CONFIDENCE,
         )
 
-    named = estimate(list(probes))
+    every = estimate(list(probes))
+    named = {names.OVERALL if k == "overall" else names.dimension(k): v for k, v in every.items()}
     for ptype in PROBE_TYPES:
         typed = estimate([p for p in probes if p[1] == ptype])
         if "overall" in typed:
-            named[f"type/{ptype}"] = typed["overall"]
+            named[names.type_overall(ptype)] = typed["overall"]
     return tuple(named.items())

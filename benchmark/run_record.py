@@ -32,9 +32,6 @@ class RunRecord(BaseModel):
     params: dict[str, str] = Field(description="the flattened, redacted config")
     tags: dict[str, str] = {}
     metrics: dict[str, float] = {}
-    step_metrics: list[dict[str, float]] = Field(
-        default=[], description="one dict per step (a job's compaction points)"
-    )
     artifacts: dict[str, str] = Field(default={}, description="file path in the run -> text")
     artifact_dir: Path | None = Field(
         None,

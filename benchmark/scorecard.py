@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from benchmark import metric_names as names
 from benchmark.judge.measured import NOTE
 from benchmark.probe.models import PROBE_TYPES
 from benchmark.results import CI_CONFIDENCE, JobResult
@@ -25,7 +26,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
     clusters = len(
         {(r.probe.transcript_id, r.probe.point) for r in result.probe_results if not r.failed}
     )
-    overall_est = estimates.get("overall")
+    overall_est = estimates.get(names.OVERALL)
     method = describe(clusters, overall_est.df if overall_est else None, CI_CONFIDENCE)
     untested = no_test_reason(clusters)
 
@@ -34,8 +35,8 @@ def render(result: JobResult, console: Console | None = None) -> str:
         caption=(
             f"scores 0-{scale} on rubric '{result.rubric.name}'; "
             + tokens(metrics, len(result.points))
-            + f"failures: {int(metrics['failures/answers'])} answers, "
-            f"{int(metrics['failures/judgments'])} judgments; "
+            + f"failures: {int(metrics[names.PROBES_FAILED_ANSWERS])} answers, "
+            f"{int(metrics[names.PROBES_FAILED_JUDGMENTS])} judgments; "
             f"[{method}; clusters are (transcript, point)]"
             + (f"; {untested}" if untested else "")
             + over_window(result)
@@ -54,7 +55,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
         scores = overall if probe_type is None else result.scores(probe_type)
         if scores.n == 0:
             return
-        key = "overall" if probe_type is None else f"type/{probe_type}"
+        key = names.OVERALL if probe_type is None else names.type_overall(probe_type)
         table.add_row(
             label,
             str(scores.n),
@@ -92,12 +93,12 @@ def over_window(result: JobResult) -> str:
 
 def tokens(metrics: dict[str, float], points: int) -> str:
     """The caption's token figures (none when no point could be compacted)."""
-    if "tokens/after" not in metrics:
+    if names.TOKENS_AFTER not in metrics:
         return f"no compacted context at {points} compaction point(s); "
     return (
-        f"tokens {int(metrics['tokens/before']):,} -> {int(metrics['tokens/after']):,} "
+        f"tokens {int(metrics[names.TOKENS_BEFORE]):,} -> {int(metrics[names.TOKENS_AFTER]):,} "
         f"over {points} compaction point(s), "
-        f"compression {metrics['compression_ratio']:.1f}x; "
+        f"compression {metrics[names.COMPRESSION_RATIO]:.1f}x; "
     )
 
 
@@ -135,20 +136,21 @@ def _answerer_free(metrics: dict[str, float]) -> list[str]:
     """Lines under the table for the measures that need no answerer: fact survival,
     the control arm and retention, and repeated probes left out."""
     lines = []
-    if "facts/survival" in metrics:
+    if names.FACTS_SURVIVAL in metrics:
         lines.append(
-            f"facts/survival {_metric(metrics, 'facts/survival')}: share of each probe's gold "
+            f"{names.FACTS_SURVIVAL} {_metric(metrics, names.FACTS_SURVIVAL)}: share of each "
+            "probe's gold "
             "facts still stated in the compacted context"
         )
-    if "retention" in metrics:
-        control = metrics.get("control/overall", float("nan"))
+    if names.RETENTION in metrics:
+        control = metrics.get(names.CONTROL_OVERALL, float("nan"))
         lines.append(
-            f"retention {_metric(metrics, 'retention')} = score / control score on "
-            f"{int(metrics['retention/probes'])} paired probes (control overall {control:.2f})"
+            f"{names.RETENTION} {_metric(metrics, names.RETENTION)} = score / control score on "
+            f"{int(metrics[names.RETENTION_PROBES])} paired probes (control overall {control:.2f})"
         )
-    if metrics.get("probes/repeated"):
+    if metrics.get(names.PROBES_REPEATED):
         lines.append(
-            f"{int(metrics['probes/repeated'])} probe(s) repeated at a later point of their "
+            f"{int(metrics[names.PROBES_REPEATED])} probe(s) repeated at a later point of their "
             "session were asked once"
         )
     return lines
@@ -156,7 +158,7 @@ def _answerer_free(metrics: dict[str, float]) -> list[str]:
 
 def _metric(metrics: dict[str, float], name: str) -> str:
     """A metric with its logged interval, or ``[n/a]`` where the interval is undefined."""
-    low, high = metrics.get(f"{name}/ci_low"), metrics.get(f"{name}/ci_high")
+    low, high = (metrics.get(key) for key in names.ci_names(name))
     bounds = "[n/a]" if low is None or high is None else f"[{low:.2f}, {high:.2f}]"
     return f"{metrics[name]:.2f} {bounds}"
 

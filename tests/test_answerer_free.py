@@ -10,6 +10,7 @@ from conftest import SMALL, compose_config
 
 from benchmark.__main__ import run
 from benchmark.config import validate
+from benchmark.metric_names import layout_problems
 from benchmark.pipeline import run_job
 from benchmark.probe.models import Evidence, Fact, Gold, Probe
 from benchmark.probe.repeats import FirstAsked
@@ -89,32 +90,36 @@ def test_job_never_asks_a_question_twice_in_a_session(small_jobs):
 def test_uncompacted_context_keeps_every_fact_and_retains_everything(small_jobs):
     metrics = small_jobs["none"].metrics()
     # Gold facts are verbatim in the session, so the uncompacted context states them all.
-    assert metrics["facts/survival"] == 1.0
+    assert metrics["headline/facts_survival"] == 1.0
     assert all(r.survival == 1.0 for r in small_jobs["none"].probe_results)
     # The control arm of `none` is `none` itself: the same answers, retention exactly 1.
-    assert metrics["retention"] == pytest.approx(1.0)
-    assert metrics["control/overall"] == pytest.approx(metrics["overall"])
+    assert metrics["headline/retention"] == pytest.approx(1.0)
+    assert metrics["retention/control_overall"] == pytest.approx(metrics["headline/overall"])
 
 
 def test_a_compacting_policy_loses_facts_and_score_against_its_control(small_jobs):
     none, truncate = small_jobs["none"].metrics(), small_jobs["truncate"].metrics()
-    assert truncate["facts/survival"] < 1.0
-    assert truncate["facts/survival/ci_low"] <= truncate["facts/survival"]
-    assert truncate["retention"] < 1.0
-    assert truncate["retention/ci_low"] <= truncate["retention"] <= truncate["retention/ci_high"]
+    assert truncate["headline/facts_survival"] < 1.0
+    assert truncate["headline/facts_survival_ci_low"] <= truncate["headline/facts_survival"]
+    assert truncate["headline/retention"] < 1.0
+    assert (
+        truncate["headline/retention_ci_low"]
+        <= truncate["headline/retention"]
+        <= truncate["headline/retention_ci_high"]
+    )
     # Both jobs ask the same probes, so the control arms agree.
-    assert truncate["control/overall"] == pytest.approx(none["control/overall"])
+    assert truncate["retention/control_overall"] == pytest.approx(none["retention/control_overall"])
     # Retention is the paired ratio of per-probe scores over the same probes.
     paired = [r for r in small_jobs["truncate"].probe_results if r.score is not None]
     expected = sum(r.score for r in paired) / sum(r.control.score for r in paired)
-    assert truncate["retention"] == pytest.approx(expected)
+    assert truncate["headline/retention"] == pytest.approx(expected)
 
 
 def test_without_control_there_is_no_retention():
     result = run_job(validate(compose_config([*SMALL, "policy=truncate"])))
     metrics = result.metrics()
-    assert "facts/survival" in metrics
-    assert "retention" not in metrics and "control/overall" not in metrics
+    assert "headline/facts_survival" in metrics
+    assert "headline/retention" not in metrics and "retention/control_overall" not in metrics
     assert all(r.control is None for r in result.probe_results)
 
 
@@ -130,12 +135,18 @@ def test_survival_and_retention_reach_mlflow(tmp_path, mlflow_store):
     exp = client.get_experiment_by_name("compaction-benchmark")
     (mlrun,) = client.search_runs([exp.experiment_id])
     metrics = mlrun.data.metrics
-    for name in ("facts/survival", "facts/survival/ci_low", "retention", "retention/ci_high"):
+    assert layout_problems(metrics) == []  # the control arm's keys group too
+    for name in (
+        "headline/facts_survival",
+        "headline/facts_survival_ci_low",
+        "headline/retention",
+        "headline/retention_ci_high",
+    ):
         assert name in metrics, name
-    assert 0 <= metrics["facts/survival"] < 1 and 0 <= metrics["retention"] < 1
+    assert 0 <= metrics["headline/facts_survival"] < 1 and 0 <= metrics["headline/retention"] < 1
     local = client.download_artifacts(mlrun.info.run_id, "scorecard.txt", str(tmp_path))
     text = Path(local).read_text()
-    assert "facts/survival" in text and "retention" in text
+    assert "headline/facts_survival" in text and "headline/retention" in text
 
 
 def test_control_arm_runs_on_the_llm_path_and_its_judge_records_are_marked(openai_stub):
@@ -159,4 +170,4 @@ def test_control_arm_runs_on_the_llm_path_and_its_judge_records_are_marked(opena
     arms = [r.get("arm") for r in result.judge_records]
     assert arms.count("control") == probes and arms.count(None) == probes
     assert all(r.control is not None and not r.control.failed for r in result.probe_results)
-    assert "retention" in result.metrics()
+    assert "headline/retention" in result.metrics()

@@ -35,6 +35,7 @@ from benchmark.errors import UserError
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.judge.matching import fact_matches
 from benchmark.llm.reply_cache import ResponseCache
+from benchmark.metric_names import layout_problems
 from benchmark.probe.models import Evidence, Fact, Gold, Probe
 from benchmark.stub.scripted import request_data
 
@@ -435,6 +436,8 @@ def test_failed_judgments_are_counted_not_scored(stub, tmp_path):
     record, outcome = audit(config, {})
     assert "audit judgments failed" in outcome.failure  # raised once the record is logged
     assert record.metrics["audit/failures"] == 3 * abstains
+    assert layout_problems(record.metrics) == []  # audit/* and the judge's llm/* usage
+    assert record.metrics["llm/cost_usd"] >= 0 and "cost_usd" not in record.metrics
 
 
 # -- config and command line -----------------------------------------------------------------
@@ -501,7 +504,7 @@ def test_cli_audit_prints_the_summary_and_logs_a_run(tmp_path, mlflow_store):
     ):
         assert name in metrics, name
     assert metrics["audit/consistency"] == 1.0 and metrics["audit/verbosity_inflation"] == 0.0
-    assert metrics["audit/failures"] == 0
+    assert metrics["audit/failures"] == 0 and layout_problems(metrics) == []
     assert run_.data.params["audit.samples"] == "3" and run_.data.params["judge.name"] == (
         "reference"
     )

@@ -52,25 +52,25 @@ def test_default_run_logs_one_mlflow_run(
     assert run.info.run_name == "anchor_index@synthetic"
     metrics = run.data.metrics
     for name in (
-        "overall",
-        "accuracy",
-        "context_awareness",
-        "artifact_trail",
-        "completeness",
-        "continuity",
+        "headline/overall",
+        "rubric/accuracy",
+        "rubric/context_awareness",
+        "rubric/artifact_trail",
+        "rubric/completeness",
+        "rubric/continuity",
         "tokens/before",
         "tokens/after",
-        "compression_ratio",
-        "probes",
+        "headline/compression_ratio",
+        "probes/total",
         "type/recall",
-        "criteria/accuracy_factual",
+        "rubric/criterion/accuracy_factual",
     ):
         assert name in metrics, name
     # The seed's tables name 14 criteria (its prose says 12). Offline, the reference judge
     # cannot tell the extractive answerer's answers apart on instruction_following's two:
     # that dimension and its criteria are left out of the metrics and named in a tag.
-    assert "instruction_following" not in metrics
-    assert len([m for m in metrics if m.startswith("criteria/")]) == 12
+    assert "rubric/instruction_following" not in metrics
+    assert len([m for m in metrics if m.startswith("rubric/criterion/")]) == 12
     assert run.data.tags["not_measured"] == "instruction_following"
     assert run.data.params["policy.name"] == "anchor_index"
     assert run.data.params["compaction.context_window"] == "200000"
@@ -87,7 +87,7 @@ def test_default_run_logs_one_mlflow_run(
     } <= artifacts
     local = client.download_artifacts(run.info.run_id, "results_table.json", str(tmp_path))
     table = json.loads(Path(local).read_text())
-    assert "probe_id" in table["columns"] and len(table["data"]) == metrics["probes"]
+    assert "probe_id" in table["columns"] and len(table["data"]) == metrics["probes/total"]
     # The generated sessions behind the numbers: one dataset input each, and the manifest.
     sessions = compose_config().transcript.sessions
     inputs = run.inputs.dataset_inputs
@@ -95,7 +95,7 @@ def test_default_run_logs_one_mlflow_run(
     assert all(i.dataset.source_type == "code" for i in inputs)
     assert metrics["transcripts/files"] == sessions and metrics["transcripts/skipped"] == 0
     # Enough (transcript, point) clusters for the bootstrap CIs to mean something.
-    assert metrics["points"] >= 12
+    assert metrics["points/total"] >= 12
     local = client.download_artifacts(run.info.run_id, "transcripts/manifest.json", str(tmp_path))
     manifest = json.loads(Path(local).read_text())
     assert [f["format"] for f in manifest["files"]] == ["synthetic"] * sessions

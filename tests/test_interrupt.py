@@ -134,9 +134,12 @@ def test_ctrl_c_during_llm_calls_logs_a_killed_run_and_a_rerun_resumes(
     assert run.info.run_id in line
     metrics = run.data.metrics
     # Up to 6 answered and judged (one may still be between its cache and its result).
-    assert 1 <= metrics["probes"] <= 6
+    assert 1 <= metrics["probes/total"] <= 6
     assert metrics["probes/unfinished"] >= 1
-    done, scheduled = int(metrics["probes"]), int(metrics["probes"] + metrics["probes/unfinished"])
+    done, scheduled = (
+        int(metrics["probes/total"]),
+        int(metrics["probes/total"] + metrics["probes/unfinished"]),
+    )
     assert f"after {done} of {scheduled} scheduled probes" in line
     assert run.data.tags["interrupted"] == "true"
     from mlflow import MlflowClient
@@ -156,7 +159,7 @@ def test_ctrl_c_during_llm_calls_logs_a_killed_run_and_a_rerun_resumes(
     (finished,) = runs(tmp_path, "rerun")
     assert finished.info.status == "FINISHED"
     assert "probes/unfinished" not in finished.data.metrics
-    assert finished.data.metrics["probes"] >= scheduled
+    assert finished.data.metrics["probes/total"] >= scheduled
 
 
 @pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
@@ -187,6 +190,6 @@ def test_ctrl_c_while_generating_sessions_logs_a_killed_run_with_no_probe(
     assert "before any probe was scheduled" in line
     (run,) = runs(tmp_path, "generating")
     assert run.info.status == "KILLED"
-    assert run.data.metrics["probes"] == 0
+    assert run.data.metrics["probes/total"] == 0
     assert run.data.params["transcript.sessions"] == "200"
     assert run.data.params["seed"] == "0"

@@ -20,6 +20,7 @@ from benchmark.judge import JudgeRequest, LLMJudge
 from benchmark.judge.agreement import agreement_metrics, cohen_kappa, krippendorff_alpha
 from benchmark.judge.panel import PanelJudge, combine_scores
 from benchmark.judge.prompts import CRITERIA
+from benchmark.metric_names import layout_problems
 from benchmark.parts import build_parts
 from benchmark.pipeline import run_job
 from benchmark.probe.models import Fact, Gold
@@ -351,9 +352,11 @@ def test_panel_job_logs_combined_scores_and_agreement(stub, keys, tmp_path, mlfl
     (mlrun,) = client.search_runs([exp.experiment_id])
     metrics = mlrun.data.metrics
     rows = read_table(Path(client.download_artifacts(mlrun.info.run_id, "results_table.json")))
-    assert len(rows) == metrics["probes"] > 0 and metrics["judge/members_failed"] == 0
+    assert len(rows) == metrics["probes/total"] > 0 and metrics["judge/members_failed"] == 0
+    assert layout_problems(metrics) == []  # an LLM run's llm/* and judge/* group too
+    assert metrics["headline/cost_usd"] == metrics["llm/cost_usd"]
     # Each member's endpoint had one preflight check before the job, not counted as its call.
-    assert metrics["llm/judge/calls"] == len(stub.requests) - 2 == 2 * metrics["probes"]
+    assert metrics["llm/judge/calls"] == len(stub.requests) - 2 == 2 * metrics["probes/total"]
 
     # Per criterion, the panel's score is the mean of the members' logged scores.
     units, disagreed = [], False
@@ -429,8 +432,11 @@ def test_panel_job_with_a_failing_member(stub, keys):
     assert all(r.judgment.failed for r in strict.probe_results)
     assert "fewer than judge.min_members=3" in strict.probe_results[0].judgment.error
     metrics = strict.metrics()
-    assert metrics["failures/judgments"] == metrics["probes"] and "overall" not in metrics
-    assert metrics["judge/members_failed"] == metrics["probes"]
+    assert (
+        metrics["probes/failed_judgments"] == metrics["probes/total"]
+        and "headline/overall" not in metrics
+    )
+    assert metrics["judge/members_failed"] == metrics["probes/total"]
 
 
 def test_single_judge_has_no_panel_metrics_or_columns():

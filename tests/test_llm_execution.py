@@ -53,11 +53,13 @@ def test_too_many_failures_exit_1_after_logging(openai_stub, tmp_path, mlflow_st
     exp = client.get_experiment_by_name("compaction-benchmark")
     (run,) = client.search_runs([exp.experiment_id])
     metrics = run.data.metrics
-    assert metrics["failures/fraction"] == 1.0
-    assert metrics["failures/judgments"] == metrics["probes"] > 0
-    assert metrics["llm/judge/calls"] == 2 * metrics["probes"] + 1 == len(openai_stub.requests)
-    assert metrics["llm/judge/retries"] == metrics["probes"]
-    assert "overall" not in metrics  # nothing was scored 0
+    assert metrics["headline/failed_fraction"] == 1.0
+    assert metrics["probes/failed_judgments"] == metrics["probes/total"] > 0
+    assert (
+        metrics["llm/judge/calls"] == 2 * metrics["probes/total"] + 1 == len(openai_stub.requests)
+    )
+    assert metrics["llm/judge/retries"] == metrics["probes/total"]
+    assert "headline/overall" not in metrics  # nothing was scored 0
 
 
 def test_fail_on_error_1_tolerates_everything(openai_stub, tmp_path):
@@ -150,7 +152,7 @@ def test_many_calls_with_20pct_faults_match_a_fault_free_run(openai_stub, monkey
     assert answered == {pid: same[pid] for pid in answered}
     metrics = faulty.metrics()
     assert metrics["llm/retries"] > 0
-    assert metrics["failures/probes"] == len(same) - len(answered)
+    assert metrics["probes/failed"] == len(same) - len(answered)
 
 
 RESUME = [

@@ -30,12 +30,14 @@ def test_bad_judge_replies_are_counted_not_scored(openai_stub, monkeypatch):
     failed = [r for r in result.probe_results if r.judgment.failed]
     scored = [r for r in result.probe_results if not r.failed]
     assert failed and scored  # the run finished with both kinds
-    assert metrics["failures/judgments"] == len(failed)
+    assert metrics["probes/failed_judgments"] == len(failed)
     assert all(r.score is None and r.judgment.error for r in failed)
     errors = " ".join(r.judgment.error for r in failed)
     assert "outside 0..5" in errors  # the score of 7
     assert "JSON" in errors or "json" in errors  # the malformed replies
-    assert metrics["overall"] == 1.0  # only valid judgments (all scored 1) are in the roll-up
+    assert (
+        metrics["headline/overall"] == 1.0
+    )  # only valid judgments (all scored 1) are in the roll-up
     # Every failed judgment was retried: 1 + max_retries calls each.
     assert metrics["llm/judge/failures"] >= 3 * len(failed)
     formats = {r.body.get("response_format", {}).get("type") for r in openai_stub.requests}

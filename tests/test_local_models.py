@@ -80,18 +80,18 @@ def local_job(request, tmp_path_factory) -> LocalJob:
 def test_each_local_setup_runs_to_the_end_with_the_run_logged_and_failures_counted(local_job):
     assert local_job.error is None, f"{local_job.setup}: {local_job.error!r}"
     metrics = local_job.metrics
-    assert metrics["points"] > 0
-    assert "failures/fraction" in metrics  # counted, whatever the share
-    assert metrics["failures/probes"] <= metrics["probes"]
+    assert metrics["points/total"] > 0
+    assert "headline/failed_fraction" in metrics  # counted, whatever the share
+    assert metrics["probes/failed"] <= metrics["probes/total"]
     if local_job.setup == "probe=llm_local":
         assert "points/probe_writer_failed" in metrics
     if local_job.setup == "policy=hermes summarizer=local":
         assert "points/compaction_failed" in metrics
-        if metrics["points/compaction_failed"] == metrics["points"]:
+        if metrics["points/compaction_failed"] == metrics["points/total"]:
             assert "tokens/after" not in metrics  # no fake figures for failed points
     if local_job.setup == "judge=local answerer=local":
-        assert metrics["failures/probes"] == metrics["failures/answers"] + metrics.get(
-            "failures/judgments", 0
+        assert metrics["probes/failed"] == metrics["probes/failed_answers"] + metrics.get(
+            "probes/failed_judgments", 0
         )
     assert local_job.stats.requests > 0  # the stub's local mode was really asked
     assert local_job.stats.max_busy <= 1  # one at a time (0: every request was refused)
@@ -112,12 +112,15 @@ def test_no_identical_request_is_sent_twice_after_an_invalid_reply(local_job):
 def test_with_the_schema_attached_the_small_model_is_scored(local_job):
     metrics = local_job.metrics
     if local_job.setup == "judge=local answerer=local":
-        assert metrics["failures/probes"] < metrics["probes"]
-        assert "overall" in metrics
+        assert metrics["probes/failed"] < metrics["probes/total"]
+        assert "headline/overall" in metrics
     elif local_job.setup == "policy=hermes summarizer=local":
-        assert metrics["points/compaction_failed"] < metrics["points"]
+        assert metrics["points/compaction_failed"] < metrics["points/total"]
     else:
-        assert metrics["probes"] > 0 and metrics["points/probe_writer_failed"] < metrics["points"]
+        assert (
+            metrics["probes/total"] > 0
+            and metrics["points/probe_writer_failed"] < metrics["points/total"]
+        )
 
 
 def _canonical(body: dict[str, Any] | None) -> str:

@@ -1,6 +1,7 @@
 """How a logged run reads in MLflow (issue 18): the experiment opens on its runs, params are
-readable and say only what can change a result, and the per-probe table starts with the
-columns a comparison needs. Checked on real runs in a real store, through MLflow's API."""
+readable and say only what can change a result, metric names group as MLflow's chart view
+reads them, and the per-probe and per-point tables start with the columns a comparison
+needs. Checked on real runs in a real store, through MLflow's API."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from conftest import SMALL, compose_config
 
+from benchmark.metric_names import HEADLINE, POINTS_TABLE, layout_problems, section
 from benchmark.run_record import OPERATIONAL_ENDPOINT_KEYS, OPERATIONAL_SECTIONS
 from benchmark.tracking.mlflow_store import (
     EXPERIMENT_KIND_TAG,
@@ -47,6 +49,30 @@ def test_logged_run_reads_at_a_glance(tmp_path, mlflow_store, monkeypatch):
     # The full config stays an artifact, operational keys included.
     local = client.download_artifacts(logged.info.run_id, "config.yaml", str(tmp_path))
     assert "execution:" in Path(local).read_text() and "cache:" in Path(local).read_text()
+
+    # Metric names: every key in a section (none in "Model metrics"), each interval bound
+    # beside its value, the headline section first in MLflow's order (sorted prefixes).
+    metrics = logged.data.metrics
+    assert layout_problems(metrics) == []
+    assert "headline/overall_ci_low" in metrics and "type/recall_ci_high" in metrics
+    assert sorted({section(key) for key in metrics})[0] == HEADLINE
+    assert not [key for key in metrics if key.startswith("point/")]
+    assert not client.get_metric_history(logged.info.run_id, "tokens/before")[0].step
+    # The README's filter form: a key with '/' in backticks.
+    found = client.search_runs(
+        [experiment.experiment_id], "metrics.`headline/overall` > 0 and metrics.`probes/total` > 0"
+    )
+    assert [r.info.run_id for r in found] == [logged.info.run_id]
+
+    # Per point: a table (its rows are different sessions' points, not steps of one line).
+    local = client.download_artifacts(logged.info.run_id, POINTS_TABLE, str(tmp_path))
+    points = json.loads(Path(local).read_text())
+    assert points["columns"] == [
+        "transcript", "point", "tokens_before", "tokens_after", "compression_ratio",
+        "over_window", "error",
+    ]  # fmt: skip
+    assert len(points["data"]) == metrics["points/total"] > 1
+    assert sum(row[3] for row in points["data"]) == metrics["tokens/after"]
 
     local = client.download_artifacts(logged.info.run_id, "results_table.json", str(tmp_path))
     table = json.loads(Path(local).read_text())
@@ -93,3 +119,16 @@ def test_an_older_experiment_gets_its_kind_and_a_chosen_kind_stays(mlflow_store)
     assert prepare_store(mlflow_store, "chosen") == chosen
     assert client.get_experiment(old).tags[EXPERIMENT_KIND_TAG] == TRAINING_RUNS_KIND
     assert client.get_experiment(chosen).tags[EXPERIMENT_KIND_TAG] == "genai_development"
+
+
+def test_layout_problems_name_ungrouped_keys_and_lonely_bounds():
+    good = ["headline/overall", "headline/overall_ci_low", "headline/overall_ci_high"]
+    assert layout_problems(good) == []
+    assert layout_problems(["overall", "type/recall_ci_low"]) == [
+        "overall: no '/'",
+        "type/recall_ci_low: no type/recall",
+        "type/recall_ci_low: no type/recall_ci_high",
+    ]
+    assert section("type/recall_ci_low") == "type" and section("rubric/criterion/x") == (
+        "rubric/criterion"
+    )

@@ -91,7 +91,7 @@ def test_truncate_forgets_the_middle(default_results):
 def test_compaction_keeps_fewer_tokens(policy_results):
     assert set(policy_results) == set(POLICIES)
     before = policy_results["none"].metrics()
-    assert before["kept_fraction"] == pytest.approx(1.0)
+    assert before["headline/kept_fraction"] == pytest.approx(1.0)
     for policy in (p for p in POLICIES if p != "none"):
         metrics = policy_results[policy].metrics()
         assert metrics["tokens/before"] == before["tokens/before"]
@@ -184,8 +184,8 @@ def test_failed_answers_are_counted_not_scored():
 
     job = JobResult(policy="x", transcripts=[t.id], rubric=config.rubric, points=[res])
     metrics = job.metrics()
-    assert metrics["failures/answers"] == len(res.probes)
-    assert "overall" not in metrics  # nothing scored, nothing invented
+    assert metrics["probes/failed_answers"] == len(res.probes)
+    assert "headline/overall" not in metrics  # nothing scored, nothing invented
 
 
 def test_same_config_same_scores(tmp_path):

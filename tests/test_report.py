@@ -59,10 +59,10 @@ def store(tmp_path_factory) -> Path:
         tags={"policy": "truncate", "sweep": OLD_SWEEP, "sweep_overrides": "policy=truncate"},
     )
     for name, value in {
-        "overall": 1.5,
-        "probes": 10,
+        "headline/overall": 1.5,
+        "probes/total": 10,
         "tokens/after": 900,
-        "kept_fraction": 0.2,
+        "headline/kept_fraction": 0.2,
     }.items():
         client.log_metric(old.info.run_id, name, value)
     client.set_terminated(old.info.run_id)

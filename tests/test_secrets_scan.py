@@ -273,7 +273,7 @@ def _check_logged(tmp_path: Path) -> None:
         # Two sessions, each with every type at least once.
         assert metrics["redactions/total"] >= 2 * len(SECRETS)
         assert {f"redactions/{t}" for t in SECRETS} <= set(metrics)
-        assert metrics["probes"] > 0
+        assert metrics["probes/total"] > 0
         assert metrics["llm/summarizer/calls"] + metrics["llm/summarizer/cache_hits"] > 0
         artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
         assert "judge_records.jsonl" in artifacts

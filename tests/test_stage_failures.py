@@ -82,17 +82,17 @@ def test_summarizer_endpoint_down_fails_every_probe_and_the_run_is_logged(tmp_pa
     assert "summarizer endpoint 'local'" in message and f"unreachable at {url}" in message
     assert "connection refused" in message and "\n" not in message
     metrics = logged_metrics(tmp_path / "mlruns")
-    assert metrics["probes"] > 0 and metrics["failures/probes"] == metrics["probes"]
-    assert metrics["failures/fraction"] == 1.0
-    assert metrics["points/compaction_failed"] == metrics["points"] > 0
-    assert "tokens/after" not in metrics and "compression_ratio" not in metrics  # no point
-    assert "point/tokens_after" not in metrics and "point/compression_ratio" not in metrics
-    assert "overall" not in metrics  # nothing was scored 0
+    assert metrics["probes/total"] > 0 and metrics["probes/failed"] == metrics["probes/total"]
+    assert metrics["headline/failed_fraction"] == 1.0
+    assert metrics["points/compaction_failed"] == metrics["points/total"] > 0
+    assert "tokens/after" not in metrics and "headline/compression_ratio" not in metrics  # no point
+    assert not any(k.startswith("point/") for k in metrics)  # per point: points_table.json
+    assert "headline/overall" not in metrics  # nothing was scored 0
 
     # Under the threshold the same job ends normally.
     tolerant = job(tmp_path / "tolerant", [*summarizer, "execution.fail_on_error=1.0"])
     assert run(compose_config(tolerant)) is None  # no score to return, and no error
-    assert logged_metrics(tmp_path / "tolerant" / "mlruns")["failures/fraction"] == 1.0
+    assert logged_metrics(tmp_path / "tolerant" / "mlruns")["headline/failed_fraction"] == 1.0
 
 
 def test_a_summarizer_reply_without_its_sections_fails_only_its_point(
@@ -108,16 +108,16 @@ def test_a_summarizer_reply_without_its_sections_fails_only_its_point(
     ]
     assert run(compose_config(job(tmp_path, overrides))) is not None  # later points scored
     metrics = logged_metrics(tmp_path / "mlruns")
-    assert metrics["points/compaction_failed"] == 1 < metrics["points"]
-    assert 0 < metrics["failures/probes"] < metrics["probes"]
-    assert metrics["failures/probes"] == metrics["failures/answers"]  # never judged
+    assert metrics["points/compaction_failed"] == 1 < metrics["points/total"]
+    assert 0 < metrics["probes/failed"] < metrics["probes/total"]
+    assert metrics["probes/failed"] == metrics["probes/failed_answers"]  # never judged
     # Token figures count the compacted points only: a real ratio, not before / 0.
     assert 0 < metrics["tokens/after"] < metrics["tokens/before"]
-    assert metrics["compression_ratio"] == pytest.approx(
+    assert metrics["headline/compression_ratio"] == pytest.approx(
         metrics["tokens/before"] / metrics["tokens/after"]
     )
     # One call per later point: the first point's tries, then no retry.
-    assert len(openai_stub.requests) == tries + metrics["points"] - 1
+    assert len(openai_stub.requests) == tries + metrics["points/total"] - 1
 
 
 def test_a_failed_point_is_marked_in_the_job_result(openai_stub):
@@ -153,8 +153,8 @@ def test_probe_writer_endpoint_down_skips_its_points_and_the_run_is_logged(tmp_p
     assert "probe_writer endpoint 'local'" in str(failed.value)
     assert f"unreachable at {url}: connection refused" in str(failed.value)
     metrics = logged_metrics(tmp_path / "mlruns")
-    assert metrics["points/probe_writer_failed"] == metrics["points"] > 0
-    assert metrics["probes"] == 0 and metrics["failures/fraction"] == 1.0
+    assert metrics["points/probe_writer_failed"] == metrics["points/total"] > 0
+    assert metrics["probes/total"] == 0 and metrics["headline/failed_fraction"] == 1.0
     assert metrics["tokens/after"] > 0  # the points were compacted all the same
 
     tolerant = job(tmp_path / "tolerant", [*writer, "execution.fail_on_error=1.0"])
@@ -174,9 +174,11 @@ def test_a_probe_writer_failing_at_one_point_skips_only_that_point(
     ]
     assert run(compose_config(job(tmp_path, overrides))) is not None
     metrics = logged_metrics(tmp_path / "mlruns")
-    assert metrics["points/probe_writer_failed"] == 1 < metrics["points"]
-    assert metrics["probes"] > 0 and metrics["failures/probes"] == 0
-    assert metrics["failures/fraction"] == 1 / metrics["points"]  # the share of points skipped
+    assert metrics["points/probe_writer_failed"] == 1 < metrics["points/total"]
+    assert metrics["probes/total"] > 0 and metrics["probes/failed"] == 0
+    assert (
+        metrics["headline/failed_fraction"] == 1 / metrics["points/total"]
+    )  # the share of points skipped
     # Below the share of skipped points, the job fails (after logging).
     strict = job(tmp_path / "strict", [*overrides, "execution.fail_on_error=0.1"])
     openai_stub.reply = first_requests_garbage(tries)
@@ -208,10 +210,10 @@ def test_a_refused_judge_ends_with_one_line_naming_its_base_url(tmp_path, mlflow
     assert last.startswith("error: 100.0% of probes failed")
     assert f"judge endpoint 'gpt4o' (gpt-4o) unreachable at {url}: connection refused" in last
     metrics = logged_metrics(tmp_path / "mlruns")
-    assert metrics["failures/judgments"] == metrics["probes"] > 0
+    assert metrics["probes/failed_judgments"] == metrics["probes/total"] > 0
     # At most two tries of a judgment (max_retries=4 would allow five): a dead port is
     # not retried as a transient fault.
-    assert metrics["llm/judge/calls"] <= 2 * metrics["probes"]
+    assert metrics["llm/judge/calls"] <= 2 * metrics["probes/total"]
 
 
 def unreachable_client(url: str, **fields) -> LLMClient:

@@ -272,16 +272,16 @@ def job() -> JobResult:
 def test_job_metrics_carry_intervals(job):
     metrics = job.metrics()
     scores = job.scores()
-    names = ["overall", *scores.dimensions]
+    keys = ["headline/overall", *(f"rubric/{d}" for d in scores.dimensions)]
     assert len(scores.dimensions) == 5  # offline: instruction_following is not measured
     assert job.not_measured == ["instruction_following"]
-    for name in names:
-        low, high = metrics[f"{name}/ci_low"], metrics[f"{name}/ci_high"]
+    for name in keys:
+        low, high = metrics[f"{name}_ci_low"], metrics[f"{name}_ci_high"]
         assert low <= metrics[name] <= high, name
         assert low >= 0 and high <= job.rubric.scale_max
     for ptype in {r.probe.type for r in job.probe_results}:
         key = f"type/{ptype}"
-        assert metrics[f"{key}/ci_low"] <= metrics[key] <= metrics[f"{key}/ci_high"]
+        assert metrics[f"{key}_ci_low"] <= metrics[key] <= metrics[f"{key}_ci_high"]
     assert job.metrics() == metrics  # deterministic: identical on every call
     assert not any("p_value" in name for name in metrics)
 
@@ -289,7 +289,7 @@ def test_job_metrics_carry_intervals(job):
 def test_intervals_follow_the_content_not_a_stale_cache(job):
     fewer = job.model_copy(update={"points": job.points[:1]})
     assert len(fewer.estimates()) > 0 and fewer.intervals() == {}  # one cluster: no CI
-    assert not fewer.estimates()["overall"].defined
+    assert not fewer.estimates()["headline/overall"].defined
     alone = JobResult(policy="x", transcripts=job.transcripts, rubric=job.rubric, points=[])
     assert alone.intervals() == {}
 
@@ -311,8 +311,8 @@ def test_rows_carry_dimension_scores(job):
 def test_scorecard_of_a_two_cluster_run_names_the_method_and_gives_no_p_value(job):
     metrics = job.metrics()
     text = scorecard.render(job, Console(width=300, file=io.StringIO()))
-    interval = f"[{metrics['overall/ci_low']:.2f}, {metrics['overall/ci_high']:.2f}]"
-    assert f"{metrics['overall']:.2f} {interval}" in text
+    low, high = metrics["headline/overall_ci_low"], metrics["headline/overall_ci_high"]
+    assert f"{metrics['headline/overall']:.2f} [{low:.2f}, {high:.2f}]" in text
     flat = " ".join(text.split())  # the caption wraps at the table's width
     assert "95% CI: cluster jackknife t, G-1 = 1 df, 2 clusters" in flat
     assert "no p-value: 2 cluster(s) < 5; too few to test" in flat

@@ -101,7 +101,7 @@ def test_parallel_sweep_leaves_every_run_grouped(tmp_path, mlflow_store):
     for run in runs:
         policy = run.data.tags["policy"]
         assert f"policy={policy}" in run.data.tags["job_overrides"].split()
-        assert run.data.metrics["score_per_kilotoken"] > 0
+        assert run.data.metrics["headline/score_per_kilotoken"] > 0
     # The report over the sweep (its default: the latest sweep) lists 6 rows with CIs.
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     comparison, files = build_report(
@@ -242,9 +242,9 @@ def test_optuna_search_returns_the_objective(tmp_path, mlflow_store):
     runs = finished_runs(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     assert len(runs) == 3
     assert {r.data.tags["sweep"] for r in runs} == {str(sweep_dir.resolve())}
-    top = max(runs, key=lambda r: r.data.metrics["score_per_kilotoken"])
+    top = max(runs, key=lambda r: r.data.metrics["headline/score_per_kilotoken"])
     # What the job returned is what each run logged as its objective.
-    assert best["best_value"] == pytest.approx(top.data.metrics["score_per_kilotoken"])
+    assert best["best_value"] == pytest.approx(top.data.metrics["headline/score_per_kilotoken"])
     for knob in ("tail_tokens", "summary_tokens", "index_tokens"):
         assert str(best["best_params"][f"policy.{knob}"]) == top.data.params[f"policy.{knob}"]
 
@@ -310,11 +310,13 @@ def test_option_check_knows_experiments_and_plugins():
 
 
 def test_score_per_kilotoken_is_per_mean_kept_context():
-    metrics = {"overall": 3.0, "tokens/after": 8000.0, "points": 2.0}
+    metrics = {"headline/overall": 3.0, "tokens/after": 8000.0, "points/total": 2.0}
     assert score_per_kilotoken(metrics) == pytest.approx(3.0 / 4.0)
     assert objective_value(metrics, "score_per_kilotoken") == pytest.approx(0.75)
     assert objective_value(metrics, "overall") == 3.0
-    assert score_per_kilotoken({"tokens/after": 8000.0, "points": 2.0}) is None  # nothing judged
+    assert (
+        score_per_kilotoken({"tokens/after": 8000.0, "points/total": 2.0}) is None
+    )  # nothing judged
 
 
 def test_sweep_info_reads_the_sweeps_record(tmp_path):

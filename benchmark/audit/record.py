@@ -47,7 +47,7 @@ class AuditResult(BaseModel):
     calls: list[CallRecord] = []
 
     def all_metrics(self) -> dict[str, float]:
-        """What is logged: ``audit/*`` plus the judge's LLM usage (``llm/*``, ``cost_usd``)."""
+        """What is logged: ``audit/*`` plus the judge's LLM usage (``llm/*``)."""
         return {**self.metrics.flat(), **self.usage}
 
 

@@ -203,6 +203,5 @@ class UsageLedger:
         if self._roles:
             for key, value in total.model_dump().items():
                 out[f"llm/{key}"] = value
-            out["cost_usd"] = total.cost_usd
         # Summation order varies with concurrency; rounding keeps reruns identical.
         return {k: round(v, 9) if isinstance(v, float) else v for k, v in out.items()}

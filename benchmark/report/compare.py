@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
+from benchmark import metric_names as names
 from benchmark.report.layout import (
     by_type,
     clusters,
@@ -92,7 +93,7 @@ def compare(
     dims = dimension_names(runs, tables)
     types, means = by_type(tables)
     ranked = order(
-        {r.run_id: r.metrics.get("overall") for r in runs},
+        {r.run_id: r.metrics.get(names.OVERALL) for r in runs},
         {r.run_id: r.policy for r in runs},
         reference if reference is not None else RETENTION_CONTROL,
     )
@@ -165,31 +166,28 @@ def dimension_names(runs: Sequence[RunData], tables: dict[str, Table]) -> list[s
 
 def _row(run: RunData, label: str, dims: list[str]) -> Row:
     m = run.metrics
-    failures = m.get("failures/probes")
+    failures = m.get(names.PROBES_FAILED)
     if failures is None:
-        failures = m.get("failures/answers", 0) + m.get("failures/judgments", 0)
+        failures = m.get(names.PROBES_FAILED_ANSWERS, 0) + m.get(names.PROBES_FAILED_JUDGMENTS, 0)
     return Row(
         run_id=run.run_id,
         label=label,
         run_name=run.name,
         policy=run.policy,
-        overall=_interval(m, "overall"),
-        dimensions={d: _interval(m, d) for d in dims},
-        tokens_after=m.get("tokens/after"),
-        kept_fraction=m.get("kept_fraction"),
-        compression_ratio=m.get("compression_ratio"),
-        cost_usd=m.get("cost_usd", 0.0),
+        overall=_interval(m, names.OVERALL),
+        dimensions={d: _interval(m, names.dimension(d)) for d in dims},
+        tokens_after=m.get(names.TOKENS_AFTER),
+        kept_fraction=m.get(names.KEPT_FRACTION),
+        compression_ratio=m.get(names.COMPRESSION_RATIO),
+        cost_usd=m.get(names.COST_USD, 0.0),
         failures=int(failures),
-        probes=int(m.get("probes", 0)),
+        probes=int(m.get(names.PROBES_TOTAL, 0)),
     )
 
 
 def _interval(metrics: dict[str, float], name: str) -> Interval:
-    return Interval(
-        value=metrics.get(name),
-        low=metrics.get(f"{name}/ci_low"),
-        high=metrics.get(f"{name}/ci_high"),
-    )
+    low, high = names.ci_names(name)
+    return Interval(value=metrics.get(name), low=metrics.get(low), high=metrics.get(high))
 
 
 # ---- labels -------------------------------------------------------------------------------

@@ -88,15 +88,12 @@ def _log_content(run_id: str, record: RunRecord, sweep: SweepInfo | None) -> Non
 
 
 def _log_values(run_id: str, record: RunRecord, sweep: SweepInfo | None) -> None:
-    """Tags, params, metrics and each point's metrics (step = point) in one batch: one
-    store transaction, where a call per point took one each."""
+    """Tags, params and metrics in one batch: one store transaction."""
     from mlflow import MlflowClient
     from mlflow.entities import Metric, Param, RunTag
 
     now = int(time.time() * 1000)
     metrics = [Metric(key, value, now, 0) for key, value in record.metrics.items()]
-    for step, point in enumerate(record.step_metrics):
-        metrics += [Metric(key, value, now, step) for key, value in point.items()]
     tags = {**record.tags, **sweep_tags(sweep)}
     MlflowClient().log_batch(
         run_id,
