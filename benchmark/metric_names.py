@@ -20,7 +20,8 @@ KEPT_FRACTION = "headline/kept_fraction"
 FAILED_FRACTION = "headline/failed_fraction"
 FACTS_SURVIVAL = "headline/facts_survival"
 RETENTION = "headline/retention"
-COST_USD = "headline/cost_usd"
+COST_USD = "headline/cost_usd"  # in a job's run, beside the usage's own total:
+LLM_COST_USD = "llm/cost_usd"  # every run with LLM calls (benchmark.llm.usage)
 
 # Counts.
 PROBES_TOTAL = "probes/total"

@@ -228,8 +228,8 @@ class JobResult(BaseModel):
             metrics[names.OVERALL] = overall.overall
             metrics[names.OVERALL_PCT] = 100 * overall.overall / self.rubric.scale_max
         metrics.update(self.usage)
-        if "llm/cost_usd" in self.usage:
-            metrics[names.COST_USD] = self.usage["llm/cost_usd"]
+        if names.LLM_COST_USD in self.usage:
+            metrics[names.COST_USD] = self.usage[names.LLM_COST_USD]
         metrics.update({names.dimension(d): v for d, v in overall.dimensions.items()})
         metrics.update(self.intervals())
         metrics.update({names.criterion(c): v for c, v in overall.criteria.items()})
