@@ -90,7 +90,9 @@ class Browser:
             "Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True
         )
         if "exceptionDetails" in out:
-            raise RuntimeError(f"page script failed: {out['exceptionDetails'].get('text')}")
+            detail = out["exceptionDetails"]
+            why = detail.get("exception", {}).get("description", detail.get("text", ""))
+            raise RuntimeError(f"page script failed: {why.splitlines()[0]}")
         return out["result"].get("value")
 
     async def open(self, url: str, height: int | None = None) -> None:
@@ -115,7 +117,8 @@ class Browser:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             # Before the page has a body, or while React swaps it, the check may throw.
-            value = await self.js(f"(() => {{ try {{ return ({expression}); }} catch {{ return null; }} }})()")
+            guarded = f"(() => {{ try {{ return ({expression}); }} catch {{ return null; }} }})()"
+            value = await self.js(guarded)
             if value:
                 return value
             await asyncio.sleep(0.5)

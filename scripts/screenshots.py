@@ -31,6 +31,8 @@ from browser import Browser  # noqa: E402  (a sibling module; scripts/ is not a 
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = "none,truncate,observation_mask,tool_clear,anchor_index"  # the README's sweep
 EXPERIMENT = "compaction-benchmark"
+MLFLOW_HEIGHT = 1120  # the chart search's sections, two rows of charts
+REPORT_HEIGHT = 1400  # the notes, the comparison, per-type and paired-difference tables
 
 
 class ScreenshotError(Exception):
@@ -90,7 +92,8 @@ def sweep_and_report(work: Path, policies: str, ui_url: str) -> Path:
     out = work / "report"
     run_step(
         "report",
-        ["-m", "benchmark.report", "--store-dir", str(store), "--out", str(out), "--ui-url", ui_url],
+        ["-m", "benchmark.report", "--store-dir", str(store), "--out", str(out)]
+        + ["--ui-url", ui_url],
         work,
     )
     return out
@@ -160,30 +163,60 @@ CLOSE_PANELS = """(() => {  // the assistant side panel and the left navigation 
   for (const label of ["Close", "Toggle sidebar"])
     document.querySelector(`button[aria-label="${label}"]`)?.click();
   return true; })()"""
-FILTER_CHARTS = """(() => {  // type into "Search metric charts": a React input needs the native setter
+FILTER_CHARTS = """(() => {  // type into "Search metric charts" (React needs the native setter)
   const i = document.querySelector('input[placeholder="Search metric charts"]');
   if (!i) return false;
   Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(i, %s);
   i.dispatchEvent(new Event("input", {bubbles: true})); return true; })()"""
+# The run list beside the charts is at most ~350 px and its name column keeps the 190 px it
+# was first drawn with, so nested run names show as one letter: widen the column to the list.
+WIDEN_NAMES = """(() => {
+  const list_box = document.querySelector(".react-resizable");
+  const name_cell = document.querySelector('.ag-header-cell[col-id="3"]');
+  if (!list_box || !name_cell) return false;
+  const box = list_box.getBoundingClientRect(), name = name_cell.getBoundingClientRect();
+  const list = Math.round(box.width), col = Math.round(box.right - name.left);
+  const css = document.createElement("style"); css.textContent = `
+  .ag-pinned-left-header, .ag-pinned-left-cols-container, .ag-pinned-left-cols-container .ag-row
+    { width: ${list}px !important; min-width: ${list}px !important; }
+  .ag-pinned-left-cols-container .ag-cell[col-id="3"], .ag-header-cell[col-id="3"]
+    { width: ${col}px !important; }`;
+  document.head.appendChild(css); return true; })()"""
+# MLflow colours a run by a hash of its id, so some sweeps come out in five shades of red: give
+# the listed runs distinct colours through their colour pickers, as a person would.
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+COLOUR_RUNS = """(() => {
+  const pickers = [...document.querySelectorAll('.ag-root input[type="color"]')];
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
+  pickers.forEach((p, i) => { setter.call(p, %s[i %% %d]);
+    for (const e of ["input", "change"]) p.dispatchEvent(new Event(e, {bubbles: true})); });
+  return pickers.length; })()"""
+LIST_BOX = "JSON.stringify(document.querySelector('.react-resizable').getBoundingClientRect())"
+HAS_LIST = "document.querySelector('.react-resizable') !== null"
 ROWS_SHOWN = "document.querySelectorAll('.ag-root a[href*=\"/runs/\"]').length"
 
 
 async def take_shots(chromium: str, url: str, report: Path, out: Path, charts: str) -> None:
-    async with Browser(chromium) as b:
+    async with Browser(chromium, MLFLOW_HEIGHT) as b:
         await b.open(f"{url}/#/experiments/{experiment_id(url)}/runs?compareRunsMode=CHART")
         rows = await b.wait_for(f"({ROWS_SHOWN}) > 0 && {ROWS_SHOWN}", "the runs table")
+        await b.js(CLOSE_PANELS)
         await b.wait_for(EXPAND_SWEEP, "the sweep's parent run")
         await b.wait_for(f"{ROWS_SHOWN} > {rows}", "the sweep's job runs")
-        await b.js(CLOSE_PANELS)
+        await b.wait_for(HAS_LIST, "the run list beside the charts")
+        box = json.loads(await b.js(LIST_BOX))  # drag the list's splitter to its widest
+        await b.drag((box["right"] - 1, box["top"] + 300), (box["right"] + 300, box["top"] + 300))
+        await b.wait_for(WIDEN_NAMES, "the run list's name column")
+        await b.js(COLOUR_RUNS % (json.dumps(PALETTE), len(PALETTE)))
         if charts:
             await b.wait_for(FILTER_CHARTS % json.dumps(charts), "the chart search box")
         await b.wait_for("document.querySelectorAll('svg.main-svg').length > 0", "a chart")
         await asyncio.sleep(3)  # let the charts finish drawing
-        await b.screenshot(out / "mlflow_compare.png", 900)
+        await b.screenshot(out / "mlflow_compare.png", MLFLOW_HEIGHT)
 
-        await b.open((report / "report.html").resolve().as_uri())
+        await b.open((report / "report.html").resolve().as_uri(), REPORT_HEIGHT)
         await b.wait_for("document.readyState === 'complete'", "the report")
-        await b.screenshot(out / "report.png", 1400)
+        await b.screenshot(out / "report.png", REPORT_HEIGHT)
 
 
 def main(argv: list[str] | None = None) -> int:
