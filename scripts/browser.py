@@ -11,6 +11,8 @@ import asyncio
 import base64
 import itertools
 import json
+import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -50,6 +52,7 @@ class Browser:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its renderer and GPU processes go with it
         )
         try:
             port = _wait_for_port(profile / "DevToolsActivePort", self._proc)
@@ -65,12 +68,7 @@ class Browser:
     async def __aexit__(self, *exc: object) -> None:
         if getattr(self, "_http", None) is not None:
             await self._http.close()
-        self._proc.terminate()
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        stop_group(self._proc)
         self._dir.cleanup()
 
     async def call(self, method: str, **params: Any) -> dict:
@@ -143,3 +141,15 @@ def _wait_for_port(marker: Path, proc: subprocess.Popen, timeout: float = 30.0) 
             return int(marker.read_text().split()[0])
         time.sleep(0.2)
     raise RuntimeError(f"chromium did not open its DevTools port within {timeout:.0f} s")
+
+
+def stop_group(proc: subprocess.Popen, grace: float = 15.0) -> None:
+    """End a process started with ``start_new_session=True`` and all it started: TERM, then KILL."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if proc.poll() is not None:
+            return
+        os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue

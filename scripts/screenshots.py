@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -26,7 +25,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser import Browser  # noqa: E402  (a sibling module; scripts/ is not a package)
+from browser import Browser, stop_group  # noqa: E402  (a sibling module; scripts/ is not a package)
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = "none,truncate,observation_mask,tool_clear,anchor_index"  # the README's sweep
@@ -102,34 +101,14 @@ def sweep_and_report(work: Path, policies: str, ui_url: str) -> Path:
 def start_server(mlflow: str, store: Path, port: int, work: Path) -> subprocess.Popen:
     """``mlflow server`` in its own process group, so stopping it stops its workers too."""
     log = (work / "server.log").open("w")
+    options = f"--host 127.0.0.1 --port {port} --workers 1".split()
     return subprocess.Popen(
-        [
-            mlflow,
-            "server",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-            "--backend-store-uri",
-            f"sqlite:///{store / 'mlflow.db'}",
-        ],
+        [mlflow, "server", *options, "--backend-store-uri", f"sqlite:///{store / 'mlflow.db'}"],
         cwd=work,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = 180.0) -> None:
@@ -249,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         if server is not None:
-            stop_server(server)
+            stop_group(server)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     for name in ("mlflow_compare.png", "report.png"):
