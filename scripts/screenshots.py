@@ -1,0 +1,240 @@
+"""Remake the README's two screenshots: ``python scripts/screenshots.py`` (offline, ~1-2 min).
+
+It runs the README's offline sweep into a fresh SQLite store in a temporary folder, writes the
+HTML report of it, starts ``mlflow server`` on a free loopback port against that store, and has
+headless Chromium take, at 1280 px wide,
+``docs/images/mlflow_compare.png`` (the sweep's runs side by side in MLflow's chart view) and
+``docs/images/report.png`` (the report). The server and the browser are stopped whatever happens.
+So the images always show what the code of the checkout logs and reports, not a hand-made view.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser import Browser, stop_group  # noqa: E402  (a sibling module; scripts/ is not a package)
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICIES = "none,truncate,observation_mask,tool_clear,anchor_index"  # the README's sweep
+EXPERIMENT = "compaction-benchmark"
+MLFLOW_HEIGHT = 1120  # the chart search's sections, two rows of charts
+REPORT_HEIGHT = 1400  # the notes, the comparison, per-type and paired-difference tables
+
+
+class ScreenshotError(Exception):
+    """A missing tool or a failed step: printed as one line, exit 2."""
+
+
+def find_tools() -> tuple[str, str]:
+    """Chromium and the ``mlflow`` command beside this interpreter, or one line naming the gap."""
+    chromium = "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+    chromium = chromium or shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        raise ScreenshotError("chromium not found (Debian/Ubuntu: apt-get install -y chromium)")
+    beside = Path(sys.executable).parent / "mlflow"
+    mlflow = str(beside) if beside.exists() else shutil.which("mlflow")
+    if mlflow is None:
+        raise ScreenshotError("the mlflow command was not found (pip install -e . installs it)")
+    return chromium, mlflow
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_step(what: str, args: list[str], work: Path) -> None:
+    """Run one ``python -m ...`` step in the checkout; its output goes to ``work/<what>.log``."""
+    log = work / f"{what}.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false"}
+    with log.open("w") as out:
+        proc = subprocess.run(
+            [sys.executable, *args], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    if proc.returncode != 0:
+        tail = log.read_text().strip().splitlines()[-1:] or ["no output"]
+        raise ScreenshotError(f"{what} failed (exit {proc.returncode}): {tail[0]}")
+
+
+def sweep_and_report(work: Path, policies: str, ui_url: str) -> Path:
+    """The offline sweep into ``work/mlruns`` and its report; returns the report's folder."""
+    store = work / "mlruns"
+    # A dated sweep folder, as Hydra makes by default, so the sweep id shown is a real one.
+    sweep_dir = f"{work}/multirun/${{now:%Y-%m-%d}}/${{now:%H-%M-%S}}"
+    run_step(
+        "sweep",
+        [
+            "-m",
+            "benchmark",
+            "-m",
+            f"policy={policies}",
+            f"tracking.store_dir={store}",
+            f"cache.dir={work / 'cache'}",
+            f"hydra.sweep.dir={sweep_dir}",
+        ],
+        work,
+    )
+    out = work / "report"
+    run_step(
+        "report",
+        ["-m", "benchmark.report", "--store-dir", str(store), "--out", str(out)]
+        + ["--ui-url", ui_url],
+        work,
+    )
+    return out
+
+
+def start_server(mlflow: str, store: Path, port: int, work: Path) -> subprocess.Popen:
+    """``mlflow server`` in its own process group, so stopping it stops its workers too."""
+    log = (work / "server.log").open("w")
+    options = f"--host 127.0.0.1 --port {port} --workers 1".split()
+    return subprocess.Popen(
+        [mlflow, "server", *options, "--backend-store-uri", f"sqlite:///{store / 'mlflow.db'}"],
+        cwd=work,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise ScreenshotError(f"mlflow server exited with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise ScreenshotError(f"mlflow server did not answer at {url} within {timeout:.0f} s")
+
+
+def experiment_id(url: str) -> str:
+    query = urllib.parse.urlencode({"experiment_name": EXPERIMENT})
+    get = f"{url}/api/2.0/mlflow/experiments/get-by-name?{query}"
+    with urllib.request.urlopen(get, timeout=10) as resp:
+        return json.load(resp)["experiment"]["experiment_id"]
+
+
+# Page scripts for MLflow 3.x's experiment page. Each returns true once it has acted, so
+# ``wait_for`` retries it until the React UI has drawn the control it needs.
+EXPAND_SWEEP = """(() => {  // the sweep's parent run starts collapsed: show its job runs
+  const b = document.querySelector('button[data-component-id$="runnamecellrenderer.tsx_46"]');
+  if (!b) return false; b.click(); return true; })()"""
+CLOSE_PANELS = """(() => {  // the assistant side panel and the left navigation take half the width
+  for (const label of ["Close", "Toggle sidebar"])
+    document.querySelector(`button[aria-label="${label}"]`)?.click();
+  return true; })()"""
+FILTER_CHARTS = """(() => {  // type into "Search metric charts" (React needs the native setter)
+  const i = document.querySelector('input[placeholder="Search metric charts"]');
+  if (!i) return false;
+  Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(i, %s);
+  i.dispatchEvent(new Event("input", {bubbles: true})); return true; })()"""
+# The run list beside the charts is at most ~350 px and its name column keeps the 190 px it
+# was first drawn with, so nested run names show as one letter: widen the column to the list.
+WIDEN_NAMES = """(() => {
+  const list_box = document.querySelector(".react-resizable");
+  const name_cell = document.querySelector('.ag-header-cell[col-id="3"]');
+  if (!list_box || !name_cell) return false;
+  const box = list_box.getBoundingClientRect(), name = name_cell.getBoundingClientRect();
+  const list = Math.round(box.width), col = Math.round(box.right - name.left);
+  const css = document.createElement("style"); css.textContent = `
+  .ag-pinned-left-header, .ag-pinned-left-cols-container, .ag-pinned-left-cols-container .ag-row
+    { width: ${list}px !important; min-width: ${list}px !important; }
+  .ag-pinned-left-cols-container .ag-cell[col-id="3"], .ag-header-cell[col-id="3"]
+    { width: ${col}px !important; }`;
+  document.head.appendChild(css); return true; })()"""
+# MLflow colours a run by a hash of its id, so some sweeps come out in five shades of red: give
+# the listed runs distinct colours through their colour pickers, as a person would.
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+COLOUR_RUNS = """(() => {
+  const pickers = [...document.querySelectorAll('.ag-root input[type="color"]')];
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
+  pickers.forEach((p, i) => { setter.call(p, %s[i %% %d]);
+    for (const e of ["input", "change"]) p.dispatchEvent(new Event(e, {bubbles: true})); });
+  return pickers.length; })()"""
+LIST_BOX = "JSON.stringify(document.querySelector('.react-resizable').getBoundingClientRect())"
+HAS_LIST = "document.querySelector('.react-resizable') !== null"
+ROWS_SHOWN = "document.querySelectorAll('.ag-root a[href*=\"/runs/\"]').length"
+
+
+async def take_shots(chromium: str, url: str, report: Path, out: Path, charts: str) -> None:
+    async with Browser(chromium, MLFLOW_HEIGHT) as b:
+        await b.open(f"{url}/#/experiments/{experiment_id(url)}/runs?compareRunsMode=CHART")
+        rows = await b.wait_for(f"({ROWS_SHOWN}) > 0 && {ROWS_SHOWN}", "the runs table")
+        await b.js(CLOSE_PANELS)
+        await b.wait_for(EXPAND_SWEEP, "the sweep's parent run")
+        await b.wait_for(f"{ROWS_SHOWN} > {rows}", "the sweep's job runs")
+        await b.wait_for(HAS_LIST, "the run list beside the charts")
+        box = json.loads(await b.js(LIST_BOX))  # drag the list's splitter to its widest
+        await b.drag((box["right"] - 1, box["top"] + 300), (box["right"] + 300, box["top"] + 300))
+        await b.wait_for(WIDEN_NAMES, "the run list's name column")
+        await b.js(COLOUR_RUNS % (json.dumps(PALETTE), len(PALETTE)))
+        if charts:
+            await b.wait_for(FILTER_CHARTS % json.dumps(charts), "the chart search box")
+        await b.wait_for("document.querySelectorAll('svg.main-svg').length > 0", "a chart")
+        await asyncio.sleep(3)  # let the charts finish drawing
+        await b.screenshot(out / "mlflow_compare.png", MLFLOW_HEIGHT)
+
+        await b.open((report / "report.html").resolve().as_uri(), REPORT_HEIGHT)
+        await b.wait_for("document.readyState === 'complete'", "the report")
+        await b.screenshot(out / "report.png", REPORT_HEIGHT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=ROOT / "docs" / "images", help="image folder")
+    p.add_argument("--policies", default=POLICIES, help=f"the sweep (default: {POLICIES})")
+    p.add_argument(
+        "--charts",
+        default="overall",
+        help="text typed into MLflow's chart search, choosing the charts shown "
+        "(default: overall; '' for every chart)",
+    )
+    p.add_argument("--keep", action="store_true", help="keep the temporary folder and say where")
+    args = p.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="shots-"))
+    server = None
+    try:
+        chromium, mlflow = find_tools()
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        print(f"sweep {args.policies} and its report in {work} ...", flush=True)
+        report = sweep_and_report(work, args.policies, url)
+        server = start_server(mlflow, work / "mlruns", port, work)
+        wait_until_up(url, server)
+        print(f"mlflow server at {url}; screenshots ...", flush=True)
+        asyncio.run(take_shots(chromium, url, report, args.out, args.charts))
+    except (ScreenshotError, RuntimeError) as exc:
+        print(f"error: {exc} (logs in {work})", file=sys.stderr)
+        args.keep = True
+        return 2
+    finally:
+        if server is not None:
+            stop_group(server)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    for name in ("mlflow_compare.png", "report.png"):
+        print(f"wrote {args.out / name} ({(args.out / name).stat().st_size // 1024} KB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
