@@ -144,10 +144,16 @@ def test_end_of_input_without_a_record_ends_the_child_cleanly(tmp_path):
         cwd=tmp_path,
     )
     assert ready.returncode == 0, ready.stderr[-2000:]
-    (reply,) = [json.loads(line) for line in ready.stdout.splitlines()]
+    reply, ended = [json.loads(line) for line in ready.stdout.splitlines()]
     assert reply["ready"] is True and reply["experiment_id"]
     assert "Traceback" not in ready.stderr
     assert (tmp_path / "mlruns" / "mlflow.db").is_file()  # a fresh store, made and left whole
+    # The run opened at the job's start is not left RUNNING when no record comes.
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    assert ended == {"ended": "FAILED"}
+    assert client.get_run(reply["run_id"]).info.status == "FAILED"
 
 
 def test_the_child_is_used_for_a_single_job_only():

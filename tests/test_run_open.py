@@ -1,0 +1,115 @@
+"""The job's MLflow run opens when the job starts: its Duration is the job's, it shows
+RUNNING while the job runs, a job that fails ends it FAILED, and system metrics are
+sampled into it when asked. A real child process and a real SQLite store."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import SMALL
+from test_cli import OFFLINE_ENV
+from test_tracking_child import a_record
+
+from benchmark.tracking.config import TrackingConfig
+from benchmark.tracking.logger_process import TrackingChild
+
+
+def client_of(store: Path):
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=f"sqlite:///{store / 'mlflow.db'}")
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def test_the_child_opens_the_run_at_the_job_start_and_logs_into_it(tmp_path, mlflow_store):
+    started = now_ms()
+    child = TrackingChild(TrackingConfig(store_dir=str(mlflow_store)), started, "job@test")
+    try:
+        child.ready()  # the job's work would start here
+        running = client_of(mlflow_store).get_run(child.run_id)
+        assert (running.info.status, running.info.run_name) == ("RUNNING", "job@test")
+        assert running.info.start_time == started
+        worked = now_ms() - started  # the job's own span, as far as it went
+        run_id = child.log(a_record(tmp_path))
+    finally:
+        child.close()
+    run = client_of(mlflow_store).get_run(run_id)
+    assert run_id == running.info.run_id  # one run: opened, then logged into
+    assert (run.info.status, run.info.run_name) == ("FINISHED", "child@test")
+    assert run.info.start_time == started
+    assert run.info.end_time - run.info.start_time >= worked
+    assert run.data.metrics["overall"] == 2.5
+    assert not any(key.startswith("system/") for key in run.data.metrics)  # not asked
+
+
+def test_a_job_that_fails_after_its_run_opened_ends_it_failed(mlflow_store):
+    child = TrackingChild(TrackingConfig(store_dir=str(mlflow_store)), now_ms())
+    try:
+        child.ready()
+        run_id = child.run_id
+        child.end("FAILED")
+    finally:
+        child.close()
+    assert client_of(mlflow_store).get_run(run_id).info.status == "FAILED"
+
+
+def test_system_metrics_are_sampled_into_the_run_while_the_job_runs(
+    tmp_path, mlflow_store, monkeypatch
+):
+    # The child reads the interval from its environment: short, so samples come soon.
+    monkeypatch.setenv("MLFLOW_SYSTEM_METRICS_SAMPLING_INTERVAL", "0.2")
+    tracking = TrackingConfig(store_dir=str(mlflow_store), system_metrics=True)
+    child = TrackingChild(tracking, now_ms())
+    client = client_of(mlflow_store)
+    try:
+        child.ready()
+        deadline = time.monotonic() + 120  # a bound for a loaded machine, not a timing
+        sampled: list[str] = []
+        while not sampled and time.monotonic() < deadline:
+            metrics = client.get_run(child.run_id).data.metrics
+            sampled = [key for key in metrics if key.startswith("system/")]
+            time.sleep(0.1)
+        run_id = child.log(a_record(tmp_path))
+    finally:
+        child.close()
+    assert sampled, "no system metric was sampled while the run was open"
+    logged = client.get_run(run_id).data.metrics
+    assert "system/cpu_utilization_percentage" in logged and "overall" in logged
+
+
+def test_an_in_process_run_starts_at_the_job_start(tmp_path, mlflow_store):
+    from benchmark.tracking.mlflow_run import log_run
+
+    started = now_ms() - 4000  # a job that began four seconds before its record
+    run_id = log_run(a_record(tmp_path), TrackingConfig(store_dir=str(mlflow_store)), None, started)
+    run = client_of(mlflow_store).get_run(run_id)
+    assert run.info.status == "FINISHED" and run.info.start_time == started
+    assert run.info.end_time - run.info.start_time >= 4000
+
+
+def test_an_offline_job_run_spans_the_job(tmp_path):
+    launched = now_ms()
+    args = [o for o in SMALL if not o.startswith("tracking=")] + ["policy=truncate"]
+    store = tmp_path / "mlruns"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmark", *args, f"tracking.store_dir={store}"],
+        cwd=tmp_path,
+        env=OFFLINE_ENV,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    done = now_ms()
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    client = client_of(store)
+    (run,) = client.search_runs(
+        [client.get_experiment_by_name("compaction-benchmark").experiment_id]
+    )
+    assert run.info.status == "FINISHED"
+    assert launched <= run.info.start_time <= run.info.end_time <= done
