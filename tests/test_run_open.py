@@ -4,14 +4,10 @@ sampled into it when asked. A real child process and a real SQLite store."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from conftest import SMALL
-from test_cli import OFFLINE_ENV
-from test_tracking_child import a_record
+from test_tracking_child import a_record, offline_job
 
 from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.logger_process import TrackingChild
@@ -95,16 +91,8 @@ def test_an_in_process_run_starts_at_the_job_start(tmp_path, mlflow_store):
 
 def test_an_offline_job_run_spans_the_job(tmp_path):
     launched = now_ms()
-    args = [o for o in SMALL if not o.startswith("tracking=")] + ["policy=truncate"]
     store = tmp_path / "mlruns"
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmark", *args, f"tracking.store_dir={store}"],
-        cwd=tmp_path,
-        env=OFFLINE_ENV,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = offline_job(tmp_path, store)
     done = now_ms()
     assert proc.returncode == 0, proc.stderr[-2000:]
     client = client_of(store)
