@@ -28,6 +28,7 @@ from benchmark.errors import JobFailed, UserError
 if TYPE_CHECKING:
     from benchmark.config import BenchmarkConfig
     from benchmark.run_record import RunRecord
+    from benchmark.tracking.in_process import InProcessRun
     from benchmark.tracking.logger_process import TrackingChild
     from benchmark.tracking.sweep import SweepInfo
 
@@ -99,7 +100,7 @@ def run(cfg: DictConfig) -> float | None:
     started = int(time.time() * 1000)  # the run's start: its Duration is the job's
     resolved = config_mod.resolve(cfg)
     config = config_mod.validate(resolved)
-    child = None
+    child: TrackingChild | InProcessRun | None = None
     if config.audit is not None:  # +audit=judge: score the judge itself, not a policy
         from benchmark.audit.run import audit
 
@@ -110,11 +111,16 @@ def run(cfg: DictConfig) -> float | None:
         from benchmark.tracking.logger_process import TrackingChild, wanted
 
         # MLflow loads in a child while the job runs (seconds of CPU off the job's path).
-        child = (
-            TrackingChild(config.tracking, started, scrub_setting(config.run_name))
-            if wanted(config.tracking, _in_sweep())
-            else None
-        )
+        name = scrub_setting(config.run_name)
+        if wanted(config.tracking, _in_sweep()):
+            child = TrackingChild(config.tracking, started, name)
+        elif config.tracking.enabled:  # MLflow in this process: the run is held here
+            from benchmark.tracking.in_process import InProcessRun
+            from benchmark.tracking.mlflow_run import job_run_name
+
+            sweep = _sweep_info()
+            name = job_run_name(name, config.policy.name, config.tracking, sweep)
+            child = InProcessRun(config.tracking, started, name, sweep)
         try:
             record, outcome = job(config, resolved, child)
         except BaseException as exc:
@@ -137,7 +143,10 @@ def run(cfg: DictConfig) -> float | None:
 
 
 def _log(
-    record: RunRecord, config: BenchmarkConfig, started: int, child: TrackingChild | None = None
+    record: RunRecord,
+    config: BenchmarkConfig,
+    started: int,
+    child: TrackingChild | InProcessRun | None = None,
 ) -> str:
     """``tracking.log_run`` (in ``child`` when there is one); returns ``<run id> logged as
     <status> in <store>``. Ctrl-C while logging ends in one line naming the KILLED run."""

@@ -101,3 +101,31 @@ def test_an_offline_job_run_spans_the_job(tmp_path):
     )
     assert run.info.status == "FINISHED"
     assert launched <= run.info.start_time <= run.info.end_time <= done
+
+
+def test_a_sweep_job_in_process_holds_its_run_nested_from_its_start(tmp_path, mlflow_store):
+    from benchmark.tracking.in_process import InProcessRun
+    from benchmark.tracking.sweep import SweepInfo
+    from benchmark.tracking.sweep_parent import PARENT_RUN_TAG
+
+    sweep = SweepInfo(dir="/sweeps/x", overrides=["seed=0,1"], job_overrides=["seed=0"], job_num=0)
+    tracking = TrackingConfig(store_dir=str(mlflow_store))
+    client = client_of(mlflow_store)
+    started = now_ms()
+    first = InProcessRun(tracking, started, "truncate · seed=0", sweep)
+    first.prepare()
+    running = client.get_run(first.run_id)
+    assert (running.info.status, running.info.start_time) == ("RUNNING", started)
+    parent = running.data.tags[PARENT_RUN_TAG]
+    run_id = first.log(a_record(tmp_path), sweep)
+    run = client.get_run(run_id)
+    assert run_id == running.info.run_id and run.info.status == "FINISHED"
+    assert run.info.run_name == "truncate · seed=0" and run.data.tags[PARENT_RUN_TAG] == parent
+
+    second = InProcessRun(tracking, now_ms(), "truncate · seed=1", sweep)
+    second.prepare()  # the job fails before its record: its run is not left RUNNING
+    failed_id = second.run_id
+    second.end("FAILED")
+    failed = client.get_run(failed_id)
+    assert failed.info.status == "FAILED" and failed.data.tags[PARENT_RUN_TAG] == parent
+    assert client.get_run(parent).info.status == "FINISHED"

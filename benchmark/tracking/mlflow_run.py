@@ -103,9 +103,16 @@ def end_open_run(status: str) -> None:
 def run_name(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None) -> str:
     """A sweep job's name says what tells it from the other jobs (``hermes · judge=gpt4o``),
     unless ``tracking.run_name`` names it; a single job keeps its record's name."""
+    return job_run_name(record.run_name, record.tags.get("policy"), tracking, sweep)
+
+
+def job_run_name(
+    name: str, policy: str | None, tracking: TrackingConfig, sweep: SweepInfo | None
+) -> str:
+    """``run_name`` before there is a record: from the job's ``name`` and ``policy``."""
     if sweep is None or tracking.run_name is not None:
-        return record.run_name
-    return scrub_setting(sweep.run_name(record.tags.get("policy") or record.run_name))
+        return name
+    return scrub_setting(sweep.run_name(policy or name))
 
 
 def _arm_second(tracking: TrackingConfig, run_id: str) -> None:
