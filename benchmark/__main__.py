@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -27,6 +28,7 @@ from benchmark.errors import JobFailed, UserError
 if TYPE_CHECKING:
     from benchmark.config import BenchmarkConfig
     from benchmark.run_record import RunRecord
+    from benchmark.tracking.in_process import InProcessRun
     from benchmark.tracking.logger_process import TrackingChild
     from benchmark.tracking.sweep import SweepInfo
 
@@ -95,27 +97,38 @@ def run(cfg: DictConfig) -> float | None:
     (what a sweeper optimizes)."""
     from benchmark import config as config_mod
 
+    started = int(time.time() * 1000)  # the run's start: its Duration is the job's
     resolved = config_mod.resolve(cfg)
     config = config_mod.validate(resolved)
-    child = None
+    child: TrackingChild | InProcessRun | None = None
     if config.audit is not None:  # +audit=judge: score the judge itself, not a policy
         from benchmark.audit.run import audit
 
         record, outcome = audit(config, resolved)
     else:
         from benchmark.job import job
+        from benchmark.redaction import scrub_setting
         from benchmark.tracking.logger_process import TrackingChild, wanted
 
         # MLflow loads in a child while the job runs (seconds of CPU off the job's path).
-        child = TrackingChild(config.tracking) if wanted(config.tracking, _in_sweep()) else None
+        name = scrub_setting(config.run_name)
+        if wanted(config.tracking, _in_sweep()):
+            child = TrackingChild(config.tracking, started, name)
+        elif config.tracking.enabled:  # MLflow in this process: the run is held here
+            from benchmark.tracking.in_process import InProcessRun
+            from benchmark.tracking.mlflow_run import job_run_name
+
+            sweep = _sweep_info()
+            name = job_run_name(name, config.policy.name, config.tracking, sweep)
+            child = InProcessRun(config.tracking, started, name, sweep)
         try:
             record, outcome = job(config, resolved, child)
-        except BaseException:
-            if child is not None:
-                child.close()
+        except BaseException as exc:
+            if child is not None:  # its run, open since the start, ends now
+                child.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
             raise
     try:
-        where = _log(record, config, child) if config.tracking.enabled else None
+        where = _log(record, config, started, child) if config.tracking.enabled else None
     finally:
         if child is not None:
             child.close()
@@ -129,7 +142,12 @@ def run(cfg: DictConfig) -> float | None:
     return outcome.objective
 
 
-def _log(record: RunRecord, config: BenchmarkConfig, child: TrackingChild | None = None) -> str:
+def _log(
+    record: RunRecord,
+    config: BenchmarkConfig,
+    started: int,
+    child: TrackingChild | InProcessRun | None = None,
+) -> str:
     """``tracking.log_run`` (in ``child`` when there is one); returns ``<run id> logged as
     <status> in <store>``. Ctrl-C while logging ends in one line naming the KILLED run."""
     from benchmark.interrupt import LoggingInterrupted, Stopped
@@ -141,7 +159,7 @@ def _log(record: RunRecord, config: BenchmarkConfig, child: TrackingChild | None
         else:
             from benchmark.tracking.mlflow_run import log_run
 
-            run_id = log_run(record, config.tracking, sweep=_sweep_info())
+            run_id = log_run(record, config.tracking, _sweep_info(), start_ms=started)
     except LoggingInterrupted as stop:
         raise Stopped(
             f"error: interrupted (Ctrl-C) while logging; run {stop.run_id} logged as "

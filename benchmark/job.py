@@ -27,14 +27,18 @@ from benchmark.run_record import Outcome, RunRecord, columns, redact, run_params
 from benchmark.tracking.inputs import manifest_metrics
 
 if TYPE_CHECKING:
+    from benchmark.tracking.in_process import InProcessRun
     from benchmark.tracking.logger_process import TrackingChild
 
 
 def job(
-    config: BenchmarkConfig, resolved: dict[str, Any], child: TrackingChild | None = None
+    config: BenchmarkConfig,
+    resolved: dict[str, Any],
+    child: TrackingChild | InProcessRun | None = None,
 ) -> tuple[RunRecord, Outcome]:
     """Run the configured job; its record, and the objective or why it stops. ``child``:
-    the process preparing the tracking store beside the job (None: prepared here)."""
+    what opens the job's run once its parts are built, the process beside the job or
+    this one (None: the store is prepared here and the run made when logged)."""
     parts = build_parts(config)  # a missing key or bad option fails here, before any work
     llm = client_loaded()  # no part made an LLM client: nothing to reach, no aiohttp to load
     if llm:

@@ -166,13 +166,19 @@ RESUME = [
 TRANSPORT_METRICS = ("/calls", "/cache_hits", "/retries", "/failures")
 
 
-def run_metrics(tmp_path, name: str) -> dict[str, float]:
-    """The metrics of run ``name`` in the test's store, minus the transport counts."""
+def runs_named(tmp_path, name: str, status: str = "FINISHED") -> list:
+    """The runs called ``name`` in the test's store that ended as ``status``."""
     from mlflow import MlflowClient
 
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     exp = client.get_experiment_by_name("compaction-benchmark")
-    (run,) = client.search_runs([exp.experiment_id], f"attributes.run_name = '{name}'")
+    where = f"attributes.run_name = '{name}' and attributes.status = '{status}'"
+    return client.search_runs([exp.experiment_id], where)
+
+
+def run_metrics(tmp_path, name: str) -> dict[str, float]:
+    """The metrics of the finished run ``name`` in the test's store, minus the transport counts."""
+    (run,) = runs_named(tmp_path, name)
     return {k: v for k, v in run.data.metrics.items() if not k.endswith(TRANSPORT_METRICS)}
 
 
@@ -236,6 +242,9 @@ def test_killed_run_resumes_without_repeating_a_completed_call(openai_stub, tmp_
     assert not set(again) & set(served)  # nothing that had completed was asked again
     assert len(again) <= total - len(served)
     assert run_metrics(tmp_path, "resumed") == run_metrics(tmp_path, "reference")
+    # The killed job's run, open since its start, was ended FAILED, not left RUNNING.
+    assert len(runs_named(tmp_path, "resumed", "FAILED")) == 1
+    assert not runs_named(tmp_path, "resumed", "RUNNING")
 
 
 def test_two_jobs_share_one_cache_at_once(openai_stub, tmp_path, mlflow_store):

@@ -144,10 +144,16 @@ def test_end_of_input_without_a_record_ends_the_child_cleanly(tmp_path):
         cwd=tmp_path,
     )
     assert ready.returncode == 0, ready.stderr[-2000:]
-    (reply,) = [json.loads(line) for line in ready.stdout.splitlines()]
+    reply, ended = [json.loads(line) for line in ready.stdout.splitlines()]
     assert reply["ready"] is True and reply["experiment_id"]
     assert "Traceback" not in ready.stderr
     assert (tmp_path / "mlruns" / "mlflow.db").is_file()  # a fresh store, made and left whole
+    # The run opened at the job's start is not left RUNNING when no record comes.
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    assert ended == {"ended": "FAILED"}
+    assert client.get_run(reply["run_id"]).info.status == "FAILED"
 
 
 def test_the_child_is_used_for_a_single_job_only():
@@ -158,10 +164,10 @@ def test_the_child_is_used_for_a_single_job_only():
     assert "mlflow" not in sys.modules or not wanted(on, in_sweep=False)
 
 
-def test_an_offline_job_names_a_broken_store_in_one_line_after_its_scorecard(tmp_path, migrated_db):
-    store = store_copy(migrated_db, tmp_path / "mlruns", "DROP TABLE latest_metrics")
+def offline_job(tmp_path: Path, store: Path) -> subprocess.CompletedProcess[str]:
+    """A small offline job as a user runs it (its run logged by the child) into ``store``."""
     args = [o for o in SMALL if not o.startswith("tracking=")] + ["policy=truncate"]
-    proc = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "benchmark", *args, f"tracking.store_dir={store}"],
         cwd=tmp_path,
         env=OFFLINE_ENV,
@@ -169,6 +175,11 @@ def test_an_offline_job_names_a_broken_store_in_one_line_after_its_scorecard(tmp
         text=True,
         timeout=600,
     )
+
+
+def test_an_offline_job_names_a_broken_store_in_one_line_after_its_scorecard(tmp_path, migrated_db):
+    store = store_copy(migrated_db, tmp_path / "mlruns", "DROP TABLE latest_metrics")
+    proc = offline_job(tmp_path, store)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]

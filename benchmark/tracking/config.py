@@ -7,6 +7,10 @@ from pydantic_core import PydanticCustomError
 
 from benchmark.validators import NO_ECHO, http_url_problem
 
+# Seconds between system metric samples: MLflow's 10 s would give a 5 s job none.
+# MLFLOW_SYSTEM_METRICS_SAMPLING_INTERVAL, when set, wins.
+SYSTEM_METRICS_INTERVAL_S = 1.0
+
 
 class TrackingConfig(BaseModel):
     """Where runs are logged: a SQLite store under ``store_dir``, or a tracking server (``uri``)."""
@@ -24,6 +28,11 @@ class TrackingConfig(BaseModel):
     run_name: str | None = Field(None, min_length=1, description="null: <policy>@<transcript>")
     trace_llm: bool = Field(
         True, description="log every LLM call as an MLflow trace linked to the run"
+    )
+    system_metrics: bool = Field(
+        False,
+        description="sample CPU, memory, disk and network into the run (system/*) while the "
+        "job runs, every SYSTEM_METRICS_INTERVAL_S seconds (needs psutil)",
     )
 
     @field_validator("uri")

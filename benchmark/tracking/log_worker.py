@@ -1,10 +1,12 @@
 """The child of ``logger_process.TrackingChild``: prepare the store, log one record, exit.
 
 ``python -m benchmark.tracking.log_worker`` reads its ``TrackingConfig`` from stdin (one
-JSON line) and imports MLflow; told to prepare (a second line), it runs
-``prepare_tracking`` and answers whether the store is ready, then reads one record and
-logs it with ``log_run``. End of input at any point ends
-it quietly (the parent went away or had nothing to log). SIGINT is ignored but while
+JSON line) and imports MLflow; told to prepare (a second line, with the job's start and
+name), it runs ``prepare_tracking``, opens the job's run (RUNNING since the job's start)
+and answers whether the store is ready, then reads one record and logs it into that run
+with ``log_run``. Told to end instead, or at end of input (the job failed, or the parent
+went away), it ends the open run as told (FAILED) and exits; before the run is open, end
+of input ends it quietly. SIGINT is ignored but while
 logging, where it is the parent's forwarded Ctrl-C and ends the run as KILLED.
 """
 
@@ -41,24 +43,45 @@ def serve(inp: TextIO, out: TextIO) -> int:
     if not line:
         return 0
     from benchmark.tracking.config import TrackingConfig
-    from benchmark.tracking.mlflow_store import prepare_tracking
     from benchmark.tracking.store_check import preload
 
     tracking = TrackingConfig.model_validate_json(line)
     preload()  # the seconds of imports, touching no store
-    if not inp.readline():  # the job stopped before its work: leave the store untouched
+    line = inp.readline()
+    if not line:  # the job stopped before its work: leave the store untouched
         return 0
-    code = _answer(out, lambda: {"ready": True, "experiment_id": prepare_tracking(tracking)})
+    start = json.loads(line)
+    opened: list[str] = []
+    code = _answer(out, lambda: _open(tracking, start, opened))
     line = inp.readline() if code == 0 else ""
-    if not line:
+    message = json.loads(line) if line else {"end": "FAILED"}  # the parent went away
+    if "end" in message:  # the job failed or stopped before its record: no run stays RUNNING
+        if opened:
+            _answer(out, lambda: _end(message["end"]))
         return code
     from benchmark.run_record import RunRecord
     from benchmark.tracking.sweep import SweepInfo
 
-    message = json.loads(line)
     record = RunRecord.model_validate(message["record"])
     sweep = SweepInfo.model_validate(message["sweep"]) if message.get("sweep") else None
-    return _answer(out, lambda: _log(record, tracking, sweep))
+    return _answer(out, lambda: _log(record, tracking, sweep, opened[0]))
+
+
+def _open(tracking: TrackingConfig, start: dict[str, Any], opened: list[str]) -> dict[str, Any]:
+    """Ready the store and open the job's run there, started when the job started."""
+    from benchmark.tracking.mlflow_run import open_run
+    from benchmark.tracking.mlflow_store import prepare_tracking
+
+    experiment_id = prepare_tracking(tracking)
+    opened.append(open_run(tracking, experiment_id, start.get("name"), start.get("start_ms")))
+    return {"ready": True, "experiment_id": experiment_id, "run_id": opened[0]}
+
+
+def _end(status: str) -> dict[str, Any]:
+    from benchmark.tracking.mlflow_run import end_open_run
+
+    end_open_run(status)
+    return {"ended": status}
 
 
 def _answer(out: TextIO, step: Callable[[], dict[str, Any]]) -> int:
@@ -76,13 +99,16 @@ def _answer(out: TextIO, step: Callable[[], dict[str, Any]]) -> int:
     return 130 if "interrupted" in reply else 0
 
 
-def _log(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None) -> dict[str, Any]:
-    """``log_run``, the parent's forwarded Ctrl-C ending the run as KILLED."""
+def _log(
+    record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None, opened: str
+) -> dict[str, Any]:
+    """``log_run`` into the run opened at the job's start, the parent's forwarded Ctrl-C
+    ending it as KILLED."""
     from benchmark.tracking.mlflow_run import log_run
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        run_id = log_run(record, tracking, sweep)
+        run_id = log_run(record, tracking, sweep, opened=opened)
         import mlflow
 
         mlflow.flush_trace_async_logging()  # the run is whole when the parent reports it

@@ -9,10 +9,13 @@ runs, and exits. The parent checks what it can without MLflow first (``check_tra
 so a store that is plainly broken is still named before any work.
 
 Protocol, one JSON object a line: the parent sends the ``TrackingConfig`` (the child
-imports MLflow), then ``{"prepare": true}`` once the job's parts are built (the store is
-touched no earlier than in-process); the child answers ``{"ready": true}`` or
-``{"error": line}``; the parent sends ``{"record": ..., "sweep": ...}`` (redacted
-already, and through the pipe only, never argv or disk); the child answers
+imports MLflow), then ``{"prepare": true, "start_ms": ms, "name": name}`` once the job's
+parts are built (the store is touched no earlier than in-process); the child opens the
+run there, RUNNING since the job's start, and answers ``{"ready": true, "run_id": id}``
+or ``{"error": line}``; a job that fails sends ``{"end": "FAILED"}`` (or its input just
+ends) and the child ends the run so; otherwise the parent sends
+``{"record": ..., "sweep": ...}`` (redacted already, and through the pipe only, never
+argv or disk); the child answers
 ``{"run_id": id}``, ``{"error": line}``, ``{"interrupted": id}`` (Ctrl-C while logging,
 forwarded: the run ended KILLED) or ``{"crash": traceback}``. The child exits on end of
 input, so a parent that dies leaves no child waiting; it runs in its own session, so a
@@ -40,6 +43,7 @@ from benchmark.tracking.sweep import SweepInfo
 
 WORKER = "benchmark.tracking.log_worker"
 CLOSE_TIMEOUT_S = 5.0
+END_TIMEOUT_S = 30.0  # a failed job waits this long at most for its run to be ended
 
 
 def wanted(tracking: TrackingConfig, in_sweep: bool) -> bool:
@@ -57,8 +61,13 @@ def encode(message: dict[str, Any]) -> str:
 class TrackingChild:
     """The child process that logs this job's run; see the module docstring."""
 
-    def __init__(self, tracking: TrackingConfig) -> None:
+    def __init__(
+        self, tracking: TrackingConfig, start_ms: int | None = None, name: str | None = None
+    ) -> None:
+        """``start_ms``: when the job started (None: when the run opens); ``name``: the
+        run's name while the job runs (the record's name is set when it is logged)."""
         self.tracking = tracking
+        self._start = {"prepare": True, "start_ms": start_ms, "name": name}
         self._status: dict[str, Any] | None = None
         self._prepared = False
         self._proc = subprocess.Popen(
@@ -80,7 +89,7 @@ class TrackingChild:
 
             check_tracking(self.tracking)
             self._prepared = True
-            self._send({"prepare": True})
+            self._send(self._start)
 
     def ready(self) -> None:
         """Wait until the store is ready; a store that cannot be used is a one-line UserError."""
@@ -89,6 +98,11 @@ class TrackingChild:
             self._status = self._receive("preparing the tracking store")
         if "error" in self._status:
             raise UserError(self._status["error"])
+
+    @property
+    def run_id(self) -> str | None:
+        """The run opened at the job's start, once ``ready`` has seen it (None before)."""
+        return None if self._status is None else self._status.get("run_id")
 
     def log(self, record: RunRecord, sweep: SweepInfo | None = None) -> str:
         """``log_run(record, tracking, sweep)`` in the child; the run's id. Ctrl-C while it
@@ -110,6 +124,15 @@ class TrackingChild:
         if "error" in reply:
             raise UserError(reply["error"])
         return str(reply["run_id"])
+
+    def end(self, status: str) -> None:
+        """The job ends without a record (an error, Ctrl-C): the run opened at its start
+        ends as ``status`` rather than staying RUNNING; waits for that, then ``close``."""
+        if self._prepared and self._proc.poll() is None:
+            self._send({"end": status})
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=END_TIMEOUT_S)
+        self.close()
 
     def close(self) -> None:
         """End the child: at end of input it exits. One that is opening a local store is

@@ -3,12 +3,14 @@
 A job of a Hydra multirun is tagged with its ``sweep`` (see ``sweep.py``) so the runs
 of one sweep can be found, compared and reported together, named by what tells it from
 the sweep's other jobs, and nested under the sweep's parent run (``sweep_parent.py``).
+The run is made at the job's start (``open_run``), or made at the end with its start then.
 A record whose status is KILLED (an interrupted job) ends its run as KILLED; Ctrl-C while
 logging ends the run as KILLED too, with what was logged so far (``LoggingInterrupted``).
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -17,7 +19,7 @@ from benchmark import interrupt
 from benchmark.interrupt import LoggingInterrupted
 from benchmark.redaction import scrub_setting
 from benchmark.run_record import RunRecord
-from benchmark.tracking.config import TrackingConfig
+from benchmark.tracking.config import SYSTEM_METRICS_INTERVAL_S, TrackingConfig
 from benchmark.tracking.inputs import log_transcript_inputs
 from benchmark.tracking.mlflow_store import prepare_tracking, store_uri
 from benchmark.tracking.sweep import SweepInfo
@@ -25,40 +27,92 @@ from benchmark.tracking.sweep_parent import PARENT_RUN_TAG, end_parent, parent_r
 from benchmark.tracking.traces import log_traces
 
 
-def log_run(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None = None) -> str:
-    """Log ``record`` into the configured store or server; returns the run's id."""
+def log_run(
+    record: RunRecord,
+    tracking: TrackingConfig,
+    sweep: SweepInfo | None = None,
+    start_ms: int | None = None,
+    opened: str | None = None,
+) -> str:
+    """Log ``record`` into the configured store or server; returns the run's id.
+
+    ``opened``: the run ``open_run`` made at the job's start (named and nested here);
+    otherwise the run is made now, started at ``start_ms`` (the job's start) so its
+    Duration is the job's. An error while logging ends the run FAILED."""
     import mlflow
+    from mlflow import MlflowClient
 
     experiment_id = prepare_tracking(tracking)
     parent = parent_run(tracking, experiment_id, sweep) if sweep is not None else None
-    with mlflow.start_run(
-        experiment_id=experiment_id,
-        run_name=run_name(record, tracking, sweep),
-        tags={PARENT_RUN_TAG: parent} if parent is not None else None,
-    ) as run:
-        run_id = run.info.run_id
-        if record.status == "KILLED":  # a second Ctrl-C leaves at once: say what it leaves
-            _arm_second(tracking, run_id)
-        try:
-            _log_content(run_id, record, sweep)
-            if tracking.trace_llm and record.calls:
-                log_traces(record.calls, experiment_id, name=f"{run.info.run_name}: llm calls")
-        except KeyboardInterrupt:
-            _arm_second(tracking, run_id)
-            mlflow.end_run("KILLED")
-            raise LoggingInterrupted(run_id) from None
-        mlflow.end_run(record.status)
+    tags = {PARENT_RUN_TAG: parent} if parent is not None else {}
+    name = run_name(record, tracking, sweep)
+    if opened is None:
+        run_id = open_run(tracking, experiment_id, name, start_ms, tags)
+    else:
+        run_id = opened
+        MlflowClient().update_run(run_id, name=name)
+        for key, value in tags.items():
+            MlflowClient().set_tag(run_id, key, value)
+    if record.status == "KILLED":  # a second Ctrl-C leaves at once: say what it leaves
+        _arm_second(tracking, run_id)
+    try:
+        _log_content(run_id, record, sweep)
+        if tracking.trace_llm and record.calls:
+            log_traces(record.calls, experiment_id, name=f"{name}: llm calls")
+    except KeyboardInterrupt:
+        _arm_second(tracking, run_id)
+        mlflow.end_run("KILLED")
+        raise LoggingInterrupted(run_id) from None
+    except BaseException:
+        mlflow.end_run("FAILED")
+        raise
+    mlflow.end_run(record.status)
     if parent is not None:
         end_parent(parent)
     return run_id
 
 
+def open_run(
+    tracking: TrackingConfig,
+    experiment_id: str,
+    name: str | None,
+    start_ms: int | None,
+    tags: dict[str, str] | None = None,
+) -> str:
+    """Make the job's run, RUNNING since ``start_ms`` (None: now), the active run; with
+    ``tracking.system_metrics`` MLflow samples the machine into it until it ends."""
+    import mlflow
+    from mlflow import MlflowClient
+
+    made = MlflowClient().create_run(experiment_id, start_time=start_ms, tags=tags, run_name=name)
+    if tracking.system_metrics:
+        os.environ.setdefault(
+            "MLFLOW_SYSTEM_METRICS_SAMPLING_INTERVAL", str(SYSTEM_METRICS_INTERVAL_S)
+        )
+    mlflow.start_run(run_id=made.info.run_id, log_system_metrics=tracking.system_metrics)
+    return made.info.run_id
+
+
+def end_open_run(status: str) -> None:
+    """End the active run as ``status`` (a job that failed or stopped before its record)."""
+    import mlflow
+
+    mlflow.end_run(status)
+
+
 def run_name(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None) -> str:
     """A sweep job's name says what tells it from the other jobs (``hermes · judge=gpt4o``),
     unless ``tracking.run_name`` names it; a single job keeps its record's name."""
+    return job_run_name(record.run_name, record.tags.get("policy"), tracking, sweep)
+
+
+def job_run_name(
+    name: str, policy: str | None, tracking: TrackingConfig, sweep: SweepInfo | None
+) -> str:
+    """``run_name`` before there is a record: from the job's ``name`` and ``policy``."""
     if sweep is None or tracking.run_name is not None:
-        return record.run_name
-    return scrub_setting(sweep.run_name(record.tags.get("policy") or record.run_name))
+        return name
+    return scrub_setting(sweep.run_name(policy or name))
 
 
 def _arm_second(tracking: TrackingConfig, run_id: str) -> None:
