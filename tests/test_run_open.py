@@ -40,7 +40,7 @@ def test_the_child_opens_the_run_at_the_job_start_and_logs_into_it(tmp_path, mlf
     assert (run.info.status, run.info.run_name) == ("FINISHED", "child@test")
     assert run.info.start_time == started
     assert run.info.end_time - run.info.start_time >= worked
-    assert run.data.metrics["overall"] == 2.5
+    assert run.data.metrics["headline/overall"] == 2.5
     assert not any(key.startswith("system/") for key in run.data.metrics)  # not asked
 
 
@@ -76,7 +76,7 @@ def test_system_metrics_are_sampled_into_the_run_while_the_job_runs(
         child.close()
     assert sampled, "no system metric was sampled while the run was open"
     logged = client.get_run(run_id).data.metrics
-    assert "system/cpu_utilization_percentage" in logged and "overall" in logged
+    assert "system/cpu_utilization_percentage" in logged and "headline/overall" in logged
 
 
 def test_an_in_process_run_starts_at_the_job_start(tmp_path, mlflow_store):
