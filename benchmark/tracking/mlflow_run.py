@@ -42,7 +42,7 @@ def log_run(record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None
         try:
             _log_content(run_id, record, sweep)
             if tracking.trace_llm and record.calls:
-                log_traces(record.calls, experiment_id, name=f"{run.info.run_name}: llm calls")
+                log_traces(record.calls, experiment_id, record.tables.get("judgments_table.json"))
         except KeyboardInterrupt:
             _arm_second(tracking, run_id)
             mlflow.end_run("KILLED")
