@@ -1,5 +1,6 @@
-"""An LLM job's traces are readable: one per probe, found by its tags, with the
-question, answer, score and tokens, and never the whole compacted context."""
+"""An LLM job's traces are readable: one per point, a span per probe found by its
+attributes, with the question, answer, score and tokens, and never the whole
+compacted context."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from test_configs import scripted_llm
 from benchmark.__main__ import run
 
 
-def test_one_trace_per_probe_with_tags_io_tokens_and_no_context(
+def test_a_span_per_probe_with_tags_io_tokens_and_no_context(
     openai_stub, monkeypatch, tmp_path, mlflow_store
 ):
     openai_stub.reply = scripted_llm
@@ -45,30 +46,39 @@ def test_one_trace_per_probe_with_tags_io_tokens_and_no_context(
         Path(client.download_artifacts(mlrun.info.run_id, "probes.json", str(tmp_path))).read_text()
     )
     traces = client.search_traces(locations=[exp.experiment_id], run_id=mlrun.info.run_id)
-    assert sorted(t.info.tags["probe_id"] for t in traces) == sorted(p["id"] for p in probes)
+    points = {(p["transcript_id"], str(p["point"])) for p in probes}
+    assert sorted((t.info.tags["transcript"], t.info.tags["point"]) for t in traces) == sorted(
+        points
+    )
+    named = [s for t in traces for s in t.data.spans if s.get_attribute("probe_id")]
+    assert sorted(s.get_attribute("probe_id") for s in named) == sorted(p["id"] for p in probes)
 
     probe = probes[0]
     mlflow.set_tracking_uri(uri)
     (trace,) = mlflow.search_traces(
         locations=[exp.experiment_id],
-        filter_string=f"tags.probe_id = '{probe['id']}'",
+        filter_string=f"span.attributes.probe_id RLIKE '^{probe['id']}$'",
         return_type="list",
     )
     tags = trace.info.tags
-    assert (tags["probe_type"], tags["point"], tags["policy"]) == (
-        probe["type"],
+    assert (tags["transcript"], tags["point"], tags["policy"]) == (
+        probe["transcript_id"],
         str(probe["point"]),
         "truncate",
     )
-    assert tags["transcript"] == probe["transcript_id"]
-    root = trace.data.spans[0]
-    assert root.name == f"{probe['type']} · p{probe['point']} · {probe['id']}"
-    assert root.inputs["question"] == probe["question"]
-    assert root.inputs["gold"] == probe["gold"]["answer"]
-    assert root.outputs["answer"] and isinstance(root.outputs["score"], float)
+    (span,) = [s for s in trace.data.spans if s.get_attribute("probe_id") == probe["id"]]
+    assert span.name == f"{probe['type']} · p{probe['point']} · {probe['id']}"
+    assert (span.get_attribute("probe_type"), span.get_attribute("policy")) == (
+        probe["type"],
+        "truncate",
+    )
+    assert span.inputs["question"] == probe["question"]
+    assert span.inputs["gold"] == probe["gold"]["answer"]
+    assert span.outputs["answer"] and isinstance(span.outputs["score"], float)
+    assert trace.data.spans[0].outputs["scores"][probe["id"]] == span.outputs["score"]
 
     # Its calls: the answerer and the judge, on the compacted context and the control arm.
-    calls = [s for s in trace.data.spans if s.span_type == "CHAT_MODEL"]
+    calls = [s for s in trace.data.spans if s.parent_id == span.span_id]
     arms = sorted((s.get_attribute("role"), s.get_attribute("arm")) for s in calls)
     assert arms == [
         ("answerer", "compacted"),
@@ -79,8 +89,9 @@ def test_one_trace_per_probe_with_tags_io_tokens_and_no_context(
     for span in calls:
         usage = span.get_attribute("mlflow.chat.tokenUsage")
         assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+    every = [s for s in trace.data.spans if s.span_type == "CHAT_MODEL"]
     assert trace.info.token_usage["input_tokens"] == sum(
-        s.get_attribute("mlflow.chat.tokenUsage")["input_tokens"] for s in calls
+        s.get_attribute("mlflow.chat.tokenUsage")["input_tokens"] for s in every
     )
 
     # No span holds the compacted context: a pointer to its artifact stands there.

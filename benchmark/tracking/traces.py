@@ -1,17 +1,23 @@
-"""LLM calls as MLflow traces a person can read: one trace per probe.
+"""LLM calls as MLflow traces a person can read: one trace per compaction point,
+one span per probe.
 
 Calls are recorded by the LLM layer while the job runs (with their real start
 and end times and the probe or point each served, ``CallRecord.purpose``) and
 turned into traces here, inside the job's run, so each trace is linked to the
 run and MLflow stays out of the hot path.
 
-A probe's trace is named ``<type> · p<point> · <probe id>``; its root holds the
-question and gold as inputs and the answer and score as outputs, its tags the
-probe id, type, point, transcript and policy (``search_traces`` filters on
-them), and its children the answerer and judge calls (each panel member's, and
-the control arm's), each with its token usage where the trace list shows it.
-Calls that serve a point rather than a probe (the probe writer) make one trace
-per point, ``compaction · <transcript> p<k>``; calls with no purpose, one trace.
+A point's trace, ``<transcript> p<k>``, is tagged with its transcript, point
+and policy. Under its root, each probe is a span ``<type> · p<k> · <probe id>``
+with the question and gold as inputs, the answer and score as outputs, and the
+probe id, type, point, transcript and policy as attributes
+(``search_traces(filter_string="span.attributes.probe_id = '...'")`` finds it);
+its children are the answerer and judge calls (each panel member's, and the
+control arm's), each with its token usage where the trace list shows it. Calls
+that serve the point rather than a probe (the probe writer) sit under the root.
+
+Not one trace per probe: MLflow's SQLite store writes a trace in ~100 ms and a
+span in ~10 ms (each span is its own write), so 510 probes as 510 traces took
+~55 s to log against ~20 s for the old single trace (``benchmarks/trace_cost.py``).
 Requests show the bulky context as a pointer to its artifact
 (:mod:`benchmark.tracking.trace_requests`).
 """
@@ -23,10 +29,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmark.llm.untrusted import data_of
-from benchmark.llm.usage import CallPurpose, CallRecord
+from benchmark.llm.usage import CallRecord
 from benchmark.tracking.trace_requests import shown_request
 
-Key = tuple[str, int, str] | None  # (transcript, point, probe id or ""); None: no purpose
+Point = tuple[str, int] | None  # (transcript, point); None: calls with no purpose
 
 
 def log_traces(
@@ -34,7 +40,7 @@ def log_traces(
     experiment_id: str,
     judgments: Mapping[str, Sequence[Any]] | None = None,
 ) -> int:
-    """Log ``calls`` as traces of the active run, one per probe (``judgments``: the
+    """Log ``calls`` as traces of the active run, one per point (``judgments``: the
     judgments table's columns, for each probe's gold, answer and score); returns how many."""
     import mlflow
 
@@ -43,19 +49,14 @@ def log_traces(
     # We flush below; MLflow's exit hook would still announce a (now empty) flush.
     logging.getLogger("mlflow.tracing.export.async_export_queue").setLevel(logging.WARNING)
     rows = _rows(judgments or {})
-    groups: dict[Key, list[CallRecord]] = {}
+    points: dict[Point, list[CallRecord]] = {}
     for call in sorted(calls, key=lambda c: c.start_ns):
-        groups.setdefault(_key(call.purpose), []).append(call)
-    for key, group in groups.items():
-        _trace(group, experiment_id, rows.get(key[2], {}) if key else {})
+        p = call.purpose
+        points.setdefault(None if p is None else (p.transcript, p.point), []).append(call)
+    for group in points.values():
+        _trace(group, experiment_id, rows)
     mlflow.flush_trace_async_logging()
-    return len(groups)
-
-
-def _key(purpose: CallPurpose | None) -> Key:
-    if purpose is None:
-        return None
-    return (purpose.transcript, purpose.point, purpose.probe_id or "")
+    return len(points)
 
 
 def _rows(table: Mapping[str, Sequence[Any]]) -> dict[str, dict[str, Any]]:
@@ -64,47 +65,71 @@ def _rows(table: Mapping[str, Sequence[Any]]) -> dict[str, dict[str, Any]]:
     return {str(pid): {k: col[i] for k, col in table.items()} for i, pid in enumerate(ids)}
 
 
-def _trace(calls: list[CallRecord], experiment_id: str, row: dict[str, Any]) -> None:
+def _trace(calls: list[CallRecord], experiment_id: str, rows: dict[str, dict[str, Any]]) -> None:
+    """One point's trace: its probes' spans (their calls under them), its other calls."""
     import mlflow
     from mlflow.entities import SpanType
 
     purpose = calls[0].purpose
-    name, inputs, outputs, tags = _root(calls, purpose, row)
+    probes: dict[str, list[CallRecord]] = {}
+    for call in calls:
+        if call.purpose is not None and call.purpose.probe_id is not None:
+            probes.setdefault(call.purpose.probe_id, []).append(call)
+    tags: dict[str, str] = {}
+    if purpose is not None:
+        tags = {"transcript": purpose.transcript, "point": str(purpose.point)}
+        tags |= {"policy": purpose.policy} if purpose.policy else {}
     root = mlflow.start_span_no_context(
-        name=name,
+        name=f"{purpose.transcript} p{purpose.point}" if purpose else "llm calls",
         span_type=SpanType.CHAIN,
-        inputs=inputs,
+        inputs={**tags, "probes": len(probes)},
         tags=tags,
         experiment_id=experiment_id,
         start_time_ns=calls[0].start_ns,
         attributes={"calls": len(calls)},
     )
     for call in calls:
-        _call_span(call, root)
-    root.end(outputs=outputs, end_time_ns=max(c.end_ns for c in calls))
+        if call.purpose is None or call.purpose.probe_id is None:
+            _call_span(call, root)
+    scores = {}
+    for probe_id, probe_calls in probes.items():
+        row = rows.get(probe_id, {})
+        scores[probe_id] = row.get("score")
+        _probe_span(probe_calls, root, row)
+    root.end(
+        outputs={"scores": scores} if probes else None, end_time_ns=max(c.end_ns for c in calls)
+    )
 
 
-def _root(
-    calls: list[CallRecord], purpose: CallPurpose | None, row: dict[str, Any]
-) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, str]]:
-    """The trace's name, inputs, outputs and tags."""
-    if purpose is None:
-        return "llm calls", {"calls": len(calls)}, {}, {}
-    tags = {"transcript": purpose.transcript, "point": str(purpose.point)}
-    if purpose.policy:
-        tags["policy"] = purpose.policy
-    if purpose.probe_id is None:
-        roles = sorted({c.role for c in calls})
-        name = f"compaction · {purpose.transcript} p{purpose.point}"
-        return name, {"roles": roles}, {}, tags
-    tags |= {"probe_id": purpose.probe_id, "probe_type": purpose.probe_type or ""}
+def _probe_span(calls: list[CallRecord], parent: Any, row: dict[str, Any]) -> None:
+    """A probe: question and gold in, answer and score out, its calls under it."""
+    import mlflow
+    from mlflow.entities import SpanType
+
+    purpose = calls[0].purpose
+    assert purpose is not None and purpose.probe_id is not None
     asked = next((c for c in calls if c.role == "answerer"), None)
-    question = row.get("question") or _asked(asked)
-    inputs = {"question": question, "gold": row.get("gold")}
+    span = mlflow.start_span_no_context(
+        name=f"{purpose.probe_type} · p{purpose.point} · {purpose.probe_id}",
+        span_type=SpanType.CHAIN,
+        parent_span=parent,
+        inputs={"question": row.get("question") or _asked(asked), "gold": row.get("gold")},
+        attributes={
+            "probe_id": purpose.probe_id,
+            "probe_type": purpose.probe_type or "",
+            "point": purpose.point,
+            "transcript": purpose.transcript,
+            "policy": purpose.policy,
+        },
+        start_time_ns=calls[0].start_ns,
+    )
+    for call in calls:
+        _call_span(call, span)
     answer = row.get("answer", asked.reply if asked is not None else None)
-    outputs = {"answer": answer, "score": row.get("score")}
-    name = f"{purpose.probe_type} · p{purpose.point} · {purpose.probe_id}"
-    return name, inputs, outputs, tags
+    span.end(
+        outputs={"answer": answer, "score": row.get("score")},
+        end_time_ns=max(c.end_ns for c in calls),
+    )
 
 
 def _asked(call: CallRecord | None) -> str | None:
