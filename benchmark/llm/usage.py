@@ -62,7 +62,7 @@ class CallPurpose:
     transcript: str
     point: int
     policy: str = ""
-    probe_id: str | None = None  # None: a point's call (summarizer, probe writer)
+    probe_id: str | None = None  # None: a call for the point (the probe writer's)
     probe_type: str | None = None
     arm: str = "compacted"  # or "control": the probe asked of the uncompacted session
 
