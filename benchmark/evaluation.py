@@ -12,7 +12,9 @@ from typing import Any
 
 from benchmark.answerer.base import Answer, Answerer, AnswerRequest
 from benchmark.judge.base import Judge, JudgeRequest, Judgment
+from benchmark.llm.connect import purpose_of
 from benchmark.llm.loop import run
+from benchmark.llm.usage import CallPurpose
 from benchmark.probe.models import Probe
 from benchmark.results import ProbeResult
 from benchmark.rubric import Rubric, aggregate
@@ -54,13 +56,15 @@ async def aevaluate(
     rubric: Rubric,
     inline: bool = False,
     rollup: Rubric | None = None,
+    purpose: CallPurpose | None = None,
 ) -> ProbeResult:
-    """:func:`evaluate` as a coroutine (see :func:`stage_call` for ``inline``)."""
+    """:func:`evaluate` as a coroutine (see :func:`stage_call` for ``inline``); ``purpose``
+    (the probe, its point and arm) goes with the LLM stages' calls to their trace."""
     # Built from models validated already: validating again ran every context message's
     # validator twice per probe on the LLM loop (model_construct skips that, nothing else).
     asked = AnswerRequest.model_construct(question=probe.question, context=context)
     try:
-        answer = await stage_call(answerer, "answer", asked, inline)
+        answer = await stage_call(answerer, "answer", asked, inline, purpose)
     except Exception as exc:  # a failed answer is counted, never scored as 0
         answer = Answer(failed=True, error=f"{type(exc).__name__}: {exc}")
     if answer.failed:
@@ -75,7 +79,7 @@ async def aevaluate(
             scale_max=rubric.scale_max,
         )
         try:
-            judgment = await stage_call(judge, "judge", request, inline)
+            judgment = await stage_call(judge, "judge", request, inline, purpose)
         except Exception as exc:
             judgment = Judgment(failed=True, error=f"{type(exc).__name__}: {exc}")
     score = None
@@ -84,12 +88,14 @@ async def aevaluate(
     return ProbeResult(probe=probe, answer=answer, judgment=judgment, score=score)
 
 
-async def stage_call(stage: Any, method: str, request: Any, inline: bool) -> Any:
+async def stage_call(
+    stage: Any, method: str, request: Any, inline: bool, purpose: CallPurpose | None = None
+) -> Any:
     """``stage.a<method>(request)`` when the stage has it; else ``stage.<method>(request)``,
     on a worker thread so a blocking plug-in cannot stall the loop (``inline``: here)."""
     amethod = getattr(stage, f"a{method}", None)
     if amethod is not None:
-        return await amethod(request)
+        return await amethod(request, **purpose_of(stage, purpose))
     if inline:
         return getattr(stage, method)(request)
     return await asyncio.to_thread(getattr(stage, method), request)

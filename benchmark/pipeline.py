@@ -107,6 +107,7 @@ class _Job:
             config.rubric,
             config.execution.max_probes_in_flight,
             rollup=config.rubric.without(self.unmeasured),
+            policy=config.policy.name,
         )
         arms = 2 if config.control else 1
         self.render_ahead = scheduler.concurrent
@@ -204,7 +205,9 @@ class _Job:
         probes = scheduled.probes
         if scheduled.uncompacted is not None:
             uncompacted = scheduled.uncompacted
-            scheduled.controls = [scheduler.submit(p, uncompacted, progress) for p in probes]
+            scheduled.controls = [
+                scheduler.submit(p, uncompacted, progress, arm="control") for p in probes
+            ]
         if scheduled.compaction_error is not None:
             error = scheduled.compaction_error
             scheduled.futures = [failed_future(p, error, progress) for p in probes]

@@ -20,6 +20,7 @@ from benchmark.errors import UserError
 from benchmark.evaluation import aevaluate, evaluate, has_async
 from benchmark.judge.base import Judgment
 from benchmark.llm.loop import submit
+from benchmark.llm.usage import CallPurpose
 from benchmark.parts import Parts
 from benchmark.policy.base import Policy
 from benchmark.probe.models import Probe
@@ -151,9 +152,15 @@ class ProbeScheduler:
     """
 
     def __init__(
-        self, parts: Parts, rubric: Rubric, limit: int, rollup: Rubric | None = None
+        self,
+        parts: Parts,
+        rubric: Rubric,
+        limit: int,
+        rollup: Rubric | None = None,
+        policy: str = "",
     ) -> None:
         self.parts = parts
+        self.policy = policy  # named on each call's record, for its trace
         self.rubric = rubric
         self.rollup = rollup or rubric
         self.concurrent = has_async(parts.answerer, parts.judge)
@@ -161,8 +168,9 @@ class ProbeScheduler:
         self._slots: asyncio.Semaphore | None = None
 
     def submit(
-        self, probe: Probe, context: list[Message], progress: JobProgress
+        self, probe: Probe, context: list[Message], progress: JobProgress, arm: str = "compacted"
     ) -> Future[ProbeResult]:
+        """The probe's result to come; ``arm``: "control" when ``context`` is uncompacted."""
         if not self.concurrent:
             result = evaluate(
                 probe, context, self.parts.answerer, self.parts.judge, self.rubric, self.rollup
@@ -171,10 +179,13 @@ class ProbeScheduler:
             done: Future[ProbeResult] = Future()
             done.set_result(result)
             return done
-        return submit(self._run(probe, context, progress))
+        purpose = CallPurpose(
+            probe.transcript_id, probe.point, self.policy, probe.id, probe.type, arm
+        )
+        return submit(self._run(probe, context, progress, purpose))
 
     async def _run(
-        self, probe: Probe, context: list[Message], progress: JobProgress
+        self, probe: Probe, context: list[Message], progress: JobProgress, purpose: CallPurpose
     ) -> ProbeResult:
         if self._slots is None:  # created on the loop that uses it
             self._slots = asyncio.Semaphore(self.limit)
@@ -186,6 +197,7 @@ class ProbeScheduler:
                 self.parts.judge,
                 self.rubric,
                 rollup=self.rollup,
+                purpose=purpose,
             )
         progress.finished(result.failed)
         return result

@@ -96,8 +96,9 @@ def job_argv(base_url: str, folder: Path, sessions: int, concurrency: int) -> li
     ]
 
 
-def run_job(argv: list[str], folder: Path) -> JobRun:
-    env = {**os.environ, "OPENAI_API_KEY": "stub-key", "PYTHONPATH": str(ROOT)}
+def run_job(argv: list[str], folder: Path, root: Path = ROOT) -> JobRun:
+    """``argv`` run in ``folder`` with the package of checkout ``root``."""
+    env = {**os.environ, "OPENAI_API_KEY": "stub-key", "PYTHONPATH": str(root)}
     started = time.time()
     done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, check=False)
     wall = time.time() - started

@@ -28,6 +28,7 @@ from benchmark.llm.loop import run
 from benchmark.llm.native import NativeClient
 from benchmark.llm.prompting import has_encrypted, render_context
 from benchmark.llm.reply_cache import ResponseCache
+from benchmark.llm.usage import CallPurpose
 from benchmark.transcript.models import Message
 
 
@@ -77,16 +78,19 @@ class LLMAnswerer(LLMStage):
     def answer(self, request: AnswerRequest) -> Answer:
         return run(self.aanswer(request))
 
-    async def aanswer(self, request: AnswerRequest) -> Answer:
+    async def aanswer(self, request: AnswerRequest, purpose: CallPurpose | None = None) -> Answer:
+        """The answer; ``purpose`` (the probe served) is recorded with the call, never sent."""
         if has_encrypted(request.context):
-            return await self._answer_items(request)
+            return await self._answer_items(request, purpose)
         try:
-            completion, _ = await self.client.acomplete(self.messages(request))
+            completion, _ = await self.client.acomplete(self.messages(request), purpose=purpose)
         except LLMError as exc:
             return Answer(failed=True, error=str(exc))
         return Answer(text=completion.text.strip(), truncated=completion.truncated)
 
-    async def _answer_items(self, request: AnswerRequest) -> Answer:
+    async def _answer_items(
+        self, request: AnswerRequest, purpose: CallPurpose | None = None
+    ) -> Answer:
         foreign = sorted(
             {
                 m.compaction.provider
@@ -104,7 +108,9 @@ class LLMAnswerer(LLMStage):
                 ),
             )
         try:
-            completion = await self.client.arespond(ANSWERER_ITEMS_SYSTEM, *self.resumed(request))
+            completion = await self.client.arespond(
+                ANSWERER_ITEMS_SYSTEM, *self.resumed(request), purpose=purpose
+            )
         except LLMError as exc:
             return Answer(failed=True, error=str(exc))
         return Answer(text=completion.text.strip(), truncated=completion.truncated)

@@ -27,6 +27,7 @@ from benchmark.llm.json_reply import extract_json, strict_object
 from benchmark.llm.loop import run
 from benchmark.llm.prompting import render_context
 from benchmark.llm.reply_cache import ResponseCache
+from benchmark.llm.usage import CallPurpose
 
 VERDICT_CRITERION = "recall_correctness"
 VERDICTS: dict[str, int] = {"correct": 2, "partial": 1, "wrong": 0}
@@ -128,8 +129,9 @@ class LLMJudge(LLMStage):
     def judge(self, request: JudgeRequest) -> Judgment:
         return run(self.ajudge(request))
 
-    async def ajudge(self, request: JudgeRequest) -> Judgment:
-        """The judgment, with its ``record`` (input messages, every raw reply, scores)."""
+    async def ajudge(self, request: JudgeRequest, purpose: CallPurpose | None = None) -> Judgment:
+        """The judgment, with its ``record`` (input messages, every raw reply, scores);
+        ``purpose`` (the probe judged) is recorded with the call, never sent."""
         criteria = self._criteria(request)
         raw: list[str] = []
         messages: list[dict[str, str]] = []
@@ -149,7 +151,9 @@ class LLMJudge(LLMStage):
 
         try:
             messages = self.messages(request, criteria, schema)
-            _, results = await self.client.acomplete(messages, schema=schema, parse=parse)
+            _, results = await self.client.acomplete(
+                messages, schema=schema, parse=parse, purpose=purpose
+            )
         except LLMError as exc:
             judgment = Judgment(failed=True, error=str(exc))
         else:

@@ -36,8 +36,10 @@ from benchmark.instantiate import instantiate_target
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment, MemberScores
 from benchmark.judge.config import Combine, JudgeConfig
 from benchmark.llm import UsageLedger
+from benchmark.llm.connect import purpose_of
 from benchmark.llm.loop import run
 from benchmark.llm.reply_cache import ResponseCache
+from benchmark.llm.usage import CallPurpose
 
 COMBINE_RULES: tuple[str, ...] = ("mean", "median", "majority")
 # Member names end up in metric names (judge/kappa/<a>/<b>): MLflow's characters only.
@@ -110,10 +112,12 @@ class PanelJudge:
     def judge(self, request: JudgeRequest) -> Judgment:
         return run(self.ajudge(request))
 
-    async def ajudge(self, request: JudgeRequest) -> Judgment:
+    TRACED = True  # ajudge takes ``purpose=`` and hands it to its members
+
+    async def ajudge(self, request: JudgeRequest, purpose: CallPurpose | None = None) -> Judgment:
         """Every member's judgment of ``request`` at once, then the combination."""
         outcomes = await asyncio.gather(
-            *(_member_judgment(m, request) for m in self.members.values())
+            *(_member_judgment(m, request, purpose) for m in self.members.values())
         )
         own = dict(zip(self.members, outcomes, strict=True))
         members = {name: _member_scores(j, request) for name, j in own.items()}
@@ -196,13 +200,15 @@ def _build_member(
     return member
 
 
-async def _member_judgment(member: Any, request: JudgeRequest) -> Judgment:
+async def _member_judgment(
+    member: Any, request: JudgeRequest, purpose: CallPurpose | None = None
+) -> Judgment:
     """The member's ``ajudge`` when it has one, else ``judge`` on a worker thread; an
     exception is a failed judgment, as for a single judge."""
     try:
         ajudge = getattr(member, "ajudge", None)
         if ajudge is not None:
-            return await ajudge(request)
+            return await ajudge(request, **purpose_of(member, purpose))
         return await asyncio.to_thread(member.judge, request)
     except Exception as exc:
         return Judgment(failed=True, error=f"{type(exc).__name__}: {exc}")

@@ -47,7 +47,7 @@ from benchmark.llm.retry import (
     retrying,
 )
 from benchmark.llm.structured_output import REFUSED, Repair, forget_ladders, ladder_of
-from benchmark.llm.usage import Usage, UsageLedger
+from benchmark.llm.usage import CallPurpose, Usage, UsageLedger
 from benchmark.redaction import clip, environment_secrets, scrub
 
 T = TypeVar("T")
@@ -110,9 +110,11 @@ class LLMClient:
         *,
         schema: dict[str, Any] | None = None,
         parse: Callable[[str], T] | None = None,
+        purpose: CallPurpose | None = None,
     ) -> tuple[Completion, T | None]:
-        """Send ``messages``; with ``parse``, retry until it accepts the reply text."""
-        return _Loop.run(self.acomplete(messages, schema=schema, parse=parse))
+        """Send ``messages``; with ``parse``, retry until it accepts the reply text.
+        ``purpose`` (the probe or point served) goes to the ledger's call record only."""
+        return _Loop.run(self.acomplete(messages, schema=schema, parse=parse, purpose=purpose))
 
     async def acomplete(
         self,
@@ -120,12 +122,13 @@ class LLMClient:
         *,
         schema: dict[str, Any] | None = None,
         parse: Callable[[str], T] | None = None,
+        purpose: CallPurpose | None = None,
     ) -> tuple[Completion, T | None]:
         window = getattr(self.endpoint, "context_window", None)
         repair = Repair(messages, self.endpoint.max_tokens, window)
 
         async def attempt(n: int) -> Completion:
-            return await self._chat(repair, schema, n)
+            return await self._chat(repair, schema, n, purpose)
 
         return await self._with_retries(attempt, parse, repair)
 
@@ -210,7 +213,11 @@ class LLMClient:
         raise AssertionError("unreachable: tenacity re-raises the last error")
 
     async def _chat(
-        self, repair: Repair, schema: dict[str, Any] | None, attempt: int
+        self,
+        repair: Repair,
+        schema: dict[str, Any] | None,
+        attempt: int,
+        purpose: CallPurpose | None = None,
     ) -> Completion:
         """One try of a chat call; a structured one at the endpoint's rung of the ladder."""
         base: dict[str, Any] = {
@@ -221,7 +228,7 @@ class LLMClient:
         }
 
         async def exchange(body: dict[str, Any]) -> dict[str, Any]:
-            return await self._exchange("chat.completions", body, attempt, self._send_chat)
+            return await self._exchange("chat.completions", body, attempt, self._send_chat, purpose)
 
         if schema is None:
             return Completion(**await exchange(base))
@@ -235,11 +242,16 @@ class LLMClient:
         return Completion(**value, response_format=fmt)
 
     async def _exchange(
-        self, api: str, body: dict[str, Any], attempt: int, send: Send
+        self,
+        api: str,
+        body: dict[str, Any],
+        attempt: int,
+        send: Send,
+        purpose: CallPurpose | None = None,
     ) -> dict[str, Any]:
         """One request: from the cache, or sent within the endpoint's concurrency limit."""
         key = data = None
-        account = partial(self.ledger.account, self.role, self.endpoint, api, body)
+        account = partial(self.ledger.account, self.role, self.endpoint, api, body, purpose=purpose)
         if self.cache is not None:
             data = body_text(body).encode()  # the key hashes it; the chat path sends it as is
             key = self._cache_key(api, body, data)

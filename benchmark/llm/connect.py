@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from benchmark.llm.endpoint import Endpoint
-from benchmark.llm.usage import UsageLedger
+from benchmark.llm.usage import CallPurpose, UsageLedger
 
 if TYPE_CHECKING:  # the client (openai, aiohttp) loads when a stage connects, not before
     from benchmark.llm.client import LLMClient
@@ -66,6 +66,8 @@ class LLMStage:
     missing one fails before any work).
     """
 
+    TRACED = True  # its a<method> takes ``purpose=`` (see :func:`purpose_of`)
+
     def __init__(
         self,
         endpoint: Endpoint | Mapping[str, Any],
@@ -82,6 +84,14 @@ class LLMStage:
     def close(self) -> None:
         """Release the client's connections."""
         self.client.close()
+
+
+def purpose_of(stage: object, purpose: CallPurpose | None) -> dict[str, CallPurpose]:
+    """``{"purpose": purpose}`` for a stage that records it on its calls (``TRACED``), else
+    nothing: a plug-in's ``aanswer(request)`` keeps its one-argument signature."""
+    if purpose is None or not getattr(stage, "TRACED", False):
+        return {}
+    return {"purpose": purpose}
 
 
 class RegionStage(LLMStage):

@@ -17,6 +17,7 @@ from benchmark.llm.client import LLMClient, LLMError
 from benchmark.llm.completion import Completion
 from benchmark.llm.loop import _Loop
 from benchmark.llm.responses_wire import from_output, provider_of, response_usage, to_items
+from benchmark.llm.usage import CallPurpose
 from benchmark.transcript.models import Message
 
 
@@ -78,7 +79,11 @@ class NativeClient(LLMClient):
         return _Loop.run(self.arespond(instructions, context, question))
 
     async def arespond(
-        self, instructions: str, context: Sequence[Message], question: str
+        self,
+        instructions: str,
+        context: Sequence[Message],
+        question: str,
+        purpose: CallPurpose | None = None,
     ) -> Completion:
         body: dict[str, Any] = {
             "model": self.endpoint.model,
@@ -94,7 +99,7 @@ class NativeClient(LLMClient):
             return {"text": reply.output_text, **response_usage(reply)}
 
         async def attempt(n: int) -> Completion:
-            return Completion(**await self._exchange("responses", body, n, send))
+            return Completion(**await self._exchange("responses", body, n, send, purpose))
 
         completion, _ = await self._with_retries(attempt, None)
         return completion

@@ -15,6 +15,7 @@ import tempfile
 import threading
 import time
 import weakref
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -50,6 +51,22 @@ class Usage(BaseModel):
 _FIELDS = tuple(Usage.model_fields)
 
 
+@dataclass(frozen=True)
+class CallPurpose:
+    """What a call served, so its trace can name the probe (or point) it was for.
+
+    Set by the stage that makes the call and carried down to the ledger; never
+    sent to a model. A plain dataclass: built once per probe, on the hot path.
+    """
+
+    transcript: str
+    point: int
+    policy: str = ""
+    probe_id: str | None = None  # None: a call for the point (the probe writer's)
+    probe_type: str | None = None
+    arm: str = "compacted"  # or "control": the probe asked of the uncompacted session
+
+
 class CallRecord(BaseModel):
     """One request to an endpoint as sent and as answered (never the key)."""
 
@@ -66,6 +83,7 @@ class CallRecord(BaseModel):
     cost_usd: float = 0.0
     start_ns: int
     end_ns: int
+    purpose: CallPurpose | None = None
 
 
 class UsageLedger:
@@ -138,6 +156,7 @@ class UsageLedger:
         *,
         error: str | None = None,
         cached: bool = False,
+        purpose: CallPurpose | None = None,
     ) -> None:
         """Count one exchange with ``endpoint`` (a reply ``value`` or an ``error``); the
         request and reply are kept as a :class:`CallRecord` only when calls are kept."""
@@ -155,8 +174,8 @@ class UsageLedger:
                 cost_usd=cost,
             )
             return
-        self.record_call(
-            CallRecord(
+        self.record_call(  # built from plain values: no validation on the LLM loop
+            CallRecord.model_construct(
                 role=role,
                 endpoint=endpoint.name,
                 model=endpoint.model,
@@ -170,6 +189,7 @@ class UsageLedger:
                 cost_usd=cost,
                 start_ns=start_ns,
                 end_ns=time.time_ns(),
+                purpose=purpose,
             )
         )
 

@@ -24,6 +24,7 @@ from benchmark.llm.budget import chat_tokens
 from benchmark.llm.connect import RegionStage
 from benchmark.llm.json_reply import extract_json
 from benchmark.llm.reply_cache import ResponseCache
+from benchmark.llm.usage import CallPurpose
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.config import WRITERS, ProbeConfig
 from benchmark.probe.extract import to_probe
@@ -212,8 +213,10 @@ class LLMProbeWriter(RegionStage):
         region_offset: int,
         types: Sequence[ProbeType],
         per_type: int,
+        purpose: CallPurpose | None = None,
     ) -> WriterResult:
-        """Verified probe candidates about ``region``, evidence indices absolute."""
+        """Verified probe candidates about ``region``, evidence indices absolute;
+        ``purpose`` (the point) is recorded with the call, for its trace."""
         ordered = [t for t in PROBE_TYPES if t in types]
         if not region or not ordered or per_type <= 0:
             return WriterResult()
@@ -231,7 +234,7 @@ class LLMProbeWriter(RegionStage):
             raw.append(text)
             return parse_reply(text)
 
-        _, items = self.client.complete(messages, schema=schema, parse=parse)
+        _, items = self.client.complete(messages, schema=schema, parse=parse, purpose=purpose)
         texts = [m.render() for m in region[start:]]
         result = check(items or [], texts, region_offset + start, ordered, per_type)
         self.add_dropped(result.dropped)
@@ -275,7 +278,8 @@ def write_probes(
     if view.stop <= view.start:
         return [], WriterResult()
     region = view.transcript.messages[view.start : view.stop]  # summaries emptied
-    result = writer.write(region, view.start, config.types, config.per_type)
+    purpose = CallPurpose(transcript.id, point.ordinal)
+    result = writer.write(region, view.start, config.types, config.per_type, purpose)
     probes: list[Probe] = []
     for ptype in (t for t in PROBE_TYPES if t in config.types):
         chosen = sorted(

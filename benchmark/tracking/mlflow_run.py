@@ -58,7 +58,7 @@ def log_run(
     try:
         _log_content(run_id, record, sweep)
         if tracking.trace_llm and record.calls:
-            log_traces(record.calls, experiment_id, name=f"{name}: llm calls")
+            log_traces(record.calls, experiment_id, record.tables.get("judgments_table.json"))
     except KeyboardInterrupt:
         _arm_second(tracking, run_id)
         mlflow.end_run("KILLED")
