@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from benchmark.instantiate import by_target, options, settings
-from benchmark.probe.models import PROBE_TYPES, ProbeType
+from benchmark.probe.models import PROBE_TYPES, SEED_TYPES, ProbeType
 from benchmark.validators import distinct_choices
 
 
@@ -16,7 +16,7 @@ class ProbeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    types: list[ProbeType] = Field(default_factory=lambda: list(PROBE_TYPES))
+    types: list[ProbeType] = Field(default_factory=lambda: list(SEED_TYPES))
     per_type: int = Field(
         8, gt=0, le=10_000, description="max probes per type per compaction point"
     )

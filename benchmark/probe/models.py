@@ -6,8 +6,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ProbeType = Literal["recall", "artifact", "continuation", "decision"]
-PROBE_TYPES: tuple[ProbeType, ...] = ("recall", "artifact", "continuation", "decision")
+from benchmark.activity.next_step import NextStep
+
+ProbeType = Literal["recall", "artifact", "continuation", "decision", "next_action"]
+PROBE_TYPES: tuple[ProbeType, ...] = (
+    "recall",
+    "artifact",
+    "continuation",
+    "decision",
+    "next_action",
+)
+# The four types of the evaluation framework: what ``probe.types`` asks by default.
+SEED_TYPES: tuple[ProbeType, ...] = ("recall", "artifact", "continuation", "decision")
 
 FactKind = Literal[
     "identifier",  # exact token: path, version, error code, command, SHA, URL
@@ -36,6 +46,9 @@ class Gold(BaseModel):
 
     answer: str = Field(description="the gold answer as prose, for humans and LLM judges")
     facts: list[Fact] = Field(min_length=1)
+    action: NextStep | None = Field(
+        None, description="a next-action probe's gold: the step the log takes after the point"
+    )
 
     def of_kind(self, *kinds: FactKind) -> list[Fact]:
         return [f for f in self.facts if f.kind in kinds]
