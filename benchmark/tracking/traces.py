@@ -27,6 +27,7 @@ Requests show the bulky context as a pointer to its artifact
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,6 +38,9 @@ from benchmark.tracking.trace_requests import shown_request
 Point = tuple[str, int] | None  # (transcript, point); None: calls with no purpose
 
 
+SPAN_BATCH = 500  # spans per store write
+
+
 def log_traces(
     calls: list[CallRecord],
     experiment_id: str,
@@ -44,10 +48,13 @@ def log_traces(
 ) -> int:
     """Log ``calls`` as traces of the active run, one per point (``judgments``: the
     judgments table's columns, for each probe's gold, answer and score); returns how many."""
-    import mlflow
-
     if not calls:
         return 0
+    # Spans are written in batches: MLflow's default of 5 per write made a 1,500-span
+    # job's traces take 2-3 times as long to log (benchmarks/trace_cost.py).
+    os.environ.setdefault("MLFLOW_ASYNC_TRACE_LOGGING_MAX_SPAN_BATCH_SIZE", str(SPAN_BATCH))
+    import mlflow
+
     # We flush below; MLflow's exit hook would still announce a (now empty) flush.
     logging.getLogger("mlflow.tracing.export.async_export_queue").setLevel(logging.WARNING)
     rows = _rows(judgments or {})
