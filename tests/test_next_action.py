@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA, call_message, result_message, say
+from conftest import SHARED_DATA, SMALL, call_message, compose_config, result_message, say
 
 from benchmark.activity.next_step import NextStep
 from benchmark.activity.steps import SKIP_REASONS
 from benchmark.compaction import CompactionConfig, CompactionPoint, find_points
+from benchmark.config import validate
+from benchmark.pipeline import run_job
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import Probe
@@ -346,3 +348,26 @@ def test_real_swe_agent_logs_give_a_probe_per_file_that_compacts():
         probes = [p for pt in points for p in generate_probes(transcript, pt, config_probes)]
         assert probes, path.name
         assert all(p.type == "next_action" and p.gold.action for p in probes)
+
+
+def test_a_job_counts_the_points_skipped(tmp_path):
+    """Every point either has its probe or says why not; the run logs how many skipped."""
+    overrides = [
+        *SMALL,
+        "probe.types=[next_action]",
+        # (next_action's rubric criteria come with its scoring; any criterion does here)
+        "+rubric.probe_criteria.next_action=[continuity_work_state]",
+        f"cache.dir={tmp_path}",
+    ]
+    result = run_job(validate(compose_config(overrides)))
+    asked = {r.probe.point for r in result.probe_results}
+    for point in result.points:
+        has_probe = point.point.ordinal in asked
+        assert has_probe != (point.next_action_skipped in SKIP_REASONS)
+    metrics = result.metrics()
+    skipped = sum(p.next_action_skipped is not None for p in result.points)
+    assert metrics["points/next_action_skipped"] == skipped
+    assert asked and metrics["probes/total"] == len(asked)
+    default = run_job(validate(compose_config([*SMALL, f"cache.dir={tmp_path}"])))
+    assert "points/next_action_skipped" not in default.metrics()
+    assert all(p.next_action_skipped is None for p in default.points)
