@@ -9,6 +9,7 @@ run by ``benchmark.scheduling``; each probe is evaluated by ``benchmark.evaluati
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import wait as futures_wait
 from typing import Any
@@ -142,6 +143,10 @@ class _Job:
             futures_wait([f for s in self.pending for f in (*s.futures, *s.controls)])
             self.collect(wait=True)
         log.info("evaluated %d probe(s)", sum(len(p.probes) for p in self.points))
+        skipped = Counter(p.next_action_skipped for p in self.points if p.next_action_skipped)
+        if skipped:
+            reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(skipped.items()))
+            log.info("next_action: %d point(s) without a probe (%s)", skipped.total(), reasons)
 
     def collect(self, wait: bool) -> None:
         """Move the points whose probes are all in (``wait``: every point) from ``pending``

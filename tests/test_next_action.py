@@ -19,8 +19,9 @@ from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.next_action import EXAMPLE, next_action
 from benchmark.probe.repeats import FirstAsked
+from benchmark.survival import ContextFacts
 from benchmark.transcript.formats import import_file
-from benchmark.transcript.models import Transcript
+from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.synthetic import generate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -371,3 +372,12 @@ def test_a_job_counts_the_points_skipped(tmp_path):
     default = run_job(validate(compose_config([*SMALL, f"cache.dir={tmp_path}"])))
     assert "points/next_action_skipped" not in default.metrics()
     assert all(p.next_action_skipped is None for p in default.points)
+
+
+def test_survival_is_whether_the_context_still_names_the_target(tmp_path):
+    transcript, point = _session(tmp_path, _call("Read", {"file_path": "src/store.py"}))
+    probe = next_action(transcript, point)
+    assert isinstance(probe, Probe)
+    kept = [*transcript.messages[: point.end], Message(role="user", content="Read src/store.py")]
+    assert ContextFacts(kept).survival(probe) == 1.0
+    assert ContextFacts(transcript.messages[: point.end]).survival(probe) == 0.0

@@ -75,10 +75,12 @@ def vocabulary(messages: list[Message], end: int) -> list[str]:
 
 
 def question(verbs: list[str]) -> str:
-    tools = ", ".join(verbs) if verbs else ", ".join(VERBS)
+    """The question: the vocabulary (every verb when the session used none yet) and the format."""
+    listed = ", ".join(verbs or VERBS)
+    tools = f"The session's tools, as verbs: {listed}" if verbs else f"Verbs: {listed}"
     return (
-        "What is the agent's next action, right after this point? The session's tools, "
-        f"as verbs: {tools}. Reply with one line `verb target`: a verb from that list and, "
+        "What is the agent's next action, right after this point? "
+        f"{tools}. Reply with one line `verb target`: a verb from that list and, "
         "as target, the file path, the test id or the head of the shell command "
         f"(e.g. `{EXAMPLE}`)."
     )
