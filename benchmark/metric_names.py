@@ -34,6 +34,7 @@ POINTS_TOTAL = "points/total"
 POINTS_OVER_WINDOW = "points/over_window"
 POINTS_COMPACTION_FAILED = "points/compaction_failed"
 POINTS_PROBE_WRITER_FAILED = "points/probe_writer_failed"
+POINTS_NEXT_ACTION_SKIPPED = "points/next_action_skipped"  # only when next_action is asked
 TOKENS_BEFORE = "tokens/before"
 TOKENS_AFTER = "tokens/after"
 

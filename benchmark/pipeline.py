@@ -9,6 +9,7 @@ run by ``benchmark.scheduling``; each probe is evaluated by ``benchmark.evaluati
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import wait as futures_wait
 from typing import Any
@@ -25,6 +26,7 @@ from benchmark.llm.prompting import forget_prepared, prepare_render
 from benchmark.parts import Parts, build_parts
 from benchmark.probe.extract import why_no_probes
 from benchmark.probe.models import Probe
+from benchmark.probe.next_action import next_action
 from benchmark.probe.repeats import FirstAsked
 from benchmark.probe.set_cache import load_or_generate
 from benchmark.progress import JobProgress
@@ -141,6 +143,10 @@ class _Job:
             futures_wait([f for s in self.pending for f in (*s.futures, *s.controls)])
             self.collect(wait=True)
         log.info("evaluated %d probe(s)", sum(len(p.probes) for p in self.points))
+        skipped = Counter(p.next_action_skipped for p in self.points if p.next_action_skipped)
+        if skipped:
+            reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(skipped.items()))
+            log.info("next_action: %d point(s) without a probe (%s)", skipped.total(), reasons)
 
     def collect(self, wait: bool) -> None:
         """Move the points whose probes are all in (``wait``: every point) from ``pending``
@@ -168,7 +174,14 @@ class _Job:
             made += len(probes) + (writer_error is not None)
             progress.add(len(probes) * arms)
             scheduled = ScheduledPoint(
-                point, [], [], [], [], probe_writer_error=writer_error, probes=probes
+                point,
+                [],
+                [],
+                [],
+                [],
+                probe_writer_error=writer_error,
+                next_action_skipped=_next_action_skipped(config, transcript, point),
+                probes=probes,
             )
             # The control arm: the same probes asked of the uncompacted session.
             scheduled.uncompacted = transcript.messages[: point.end] if config.control else None
@@ -287,6 +300,16 @@ def _probes(
         )
         return [], error
     return probes, None
+
+
+def _next_action_skipped(
+    config: BenchmarkConfig, transcript: Transcript, point: CompactionPoint
+) -> str | None:
+    """Why the point has no next-action probe when ``probe.types`` asks for one."""
+    if "next_action" not in config.probe.types:
+        return None
+    found = next_action(transcript, point)
+    return found if isinstance(found, str) else None
 
 
 class _Compacts:

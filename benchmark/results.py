@@ -71,6 +71,11 @@ class PointResult(BaseModel):
     probe_writer_error: str | None = Field(
         None, description="why the LLM probe writer wrote no probes for this point (skipped)"
     )
+    next_action_skipped: str | None = Field(
+        None,
+        description="why the point has no next_action probe though asked: no_action, "
+        "finish or no_target (benchmark.activity.steps.SKIP_REASONS)",
+    )
 
     @property
     def compression_ratio(self) -> float:
@@ -219,6 +224,9 @@ class JobResult(BaseModel):
             names.PROBES_FAILED: sum(r.failed for r in results),
             names.FAILED_FRACTION: self.failed_fraction,
         }
+        skipped = sum(p.next_action_skipped is not None for p in self.points)
+        if skipped or any(r.probe.type == "next_action" for r in results):
+            metrics[names.POINTS_NEXT_ACTION_SKIPPED] = skipped
         if compacted:  # no token figure at all when no point could be compacted
             metrics[names.TOKENS_BEFORE] = before
             metrics[names.TOKENS_AFTER] = after

@@ -103,6 +103,7 @@ class ScheduledPoint:
     survival: list[float | None]
     compaction_error: str | None = None
     probe_writer_error: str | None = None
+    next_action_skipped: str | None = None
     probes: list[Probe] = field(default_factory=list)
     compaction_tried: bool = False  # compacted (or failed to) and its probes scheduled
     uncompacted: list[Message] | None = None  # the control arm's context (control=true)
@@ -117,6 +118,7 @@ class ScheduledPoint:
             update={
                 "compaction_error": self.compaction_error,
                 "probe_writer_error": self.probe_writer_error,
+                "next_action_skipped": self.next_action_skipped,
             }
         )
 

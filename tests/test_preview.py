@@ -428,3 +428,21 @@ def test_review_prints_seeded_probes_with_evidence_in_context(session_file, caps
             assert ev["quote"] in ev["context"] and ev["role"] in ("user", "assistant", "tool")
     assert main([str(session_file), "--review", "0", *SMALL]) == 2
     assert "--review" in capsys.readouterr().err
+
+
+def test_probes_lists_next_action_probes_with_their_step(session_file, capsys):
+    # (the rubric criteria of next_action come with its scoring; any criterion does here)
+    asked = [
+        *SMALL,
+        "probe.types=[next_action]",
+        "+rubric.probe_criteria.next_action=[accuracy_factual]",
+    ]
+    (report,) = _report(capsys, str(session_file), *asked, "--probes")
+    listed = [p for point in report["points"] for p in point["probe_list"]]
+    assert listed and all(p["type"] == "next_action" for p in listed)
+    for probe in listed:
+        step = probe["action"]
+        assert probe["answer"].startswith(f"`{step['verb']}` `{step['target']}`")
+    assert main([str(session_file), "--probes", *asked]) == 0
+    out = capsys.readouterr().out
+    assert out.count("gold step: `") == len(listed)

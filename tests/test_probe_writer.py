@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import compose_config
+from conftest import call_message, compose_config, result_message
 from openai_stub import message_text
 
 from benchmark.compaction import CompactionConfig, CompactionPoint, find_points
@@ -292,3 +292,23 @@ def test_llm_gpt4o_composes_validates_and_builds(openai_stub, monkeypatch, tmp_p
     assert cache_key(_transcript(), POINT, config.probe) != cache_key(
         _transcript(), POINT, ProbeConfig(types=config.probe.types, seed=config.probe.seed)
     )
+
+
+def test_next_action_probes_stay_extractive_with_a_writer(openai_stub, writer, tmp_path: Path):
+    """The writer is never asked for next-action probes (its schema leaves the type out, one
+    it writes anyway is dropped); the extractor adds the log's own step after the point."""
+    step = [
+        call_message("c9", "read_file", {"path": "src/importer/rows.py"}),
+        result_message("c9", "def rows(): ..."),
+    ]
+    messages = [Message.model_validate(m) for m in [*MESSAGES, *step]]
+    transcript = Transcript(id="t1", source="mem", messages=messages)
+    _serve(openai_stub, _probe(), _probe("next_action", "What next?", "ok", 6))
+    config = ProbeConfig(types=["recall", "next_action"], per_type=2)
+    probes = load_or_generate(transcript, POINT, config, tmp_path, writer=writer)
+    assert [p.type for p in probes] == ["recall", "next_action"]
+    schema = openai_stub.requests[0].body["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["probes"]["items"]["properties"]["type"]["enum"] == ["recall"]
+    action = probes[1].gold.action
+    assert action is not None and (action.verb, action.target) == ("open", "src/importer/rows.py")
+    assert probes[1].evidence[0].message_index == 8

@@ -81,7 +81,7 @@ def file_ops(actions: list[Action], texts: dict[int, str]) -> list[FileOp]:
     ops: list[FileOp] = []
     current: str | None = None  # the SWE-agent editor's open file
     for action in actions:
-        for kind, path, added, removed in _raw_ops(action, current):
+        for kind, path, added, removed in action_ops(action, current):
             failed = _failed(action, kind)
             spelled = _spelled(path, action, texts)
             if spelled is None:
@@ -117,7 +117,7 @@ def is_inspection(action: Action) -> bool:
     return tool in EDITOR_TOOLS and str(action.args.get("command", "")) == "view"
 
 
-def _raw_ops(action: Action, current: str | None) -> list[tuple[OpKind, str, str, str]]:
+def action_ops(action: Action, current: str | None) -> list[tuple[OpKind, str, str, str]]:
     """(kind, path, added text, removed text) tuples of one action."""
     tool, args = action.tool, action.args
     if action.command is not None:
@@ -214,7 +214,7 @@ def _failed(action: Action, kind: OpKind) -> bool:
     if not action.result:
         return False
     if action.command is not None:
-        return kind != "read" and _applies_patch(action) and patch_failed(action.result)
+        return kind != "read" and applies_patch(action) and patch_failed(action.result)
     head = action.result.lstrip().split("\n", 1)[0] if kind == "read" else action.result[:400]
     return bool(_FAILED.search(head))
 
@@ -222,7 +222,7 @@ def _failed(action: Action, kind: OpKind) -> bool:
 _GIT_INSPECT = frozenset({"diff", "show", "log", "status", "blame", "grep"})
 
 
-def _applies_patch(action: Action) -> bool:
+def applies_patch(action: Action) -> bool:
     argv = action.args.get("command")
     if isinstance(argv, list) and argv and str(argv[0]).rsplit("/", 1)[-1] in PATCH_PROGRAMS:
         return True

@@ -110,6 +110,9 @@ def _probe_listing(report: dict[str, Any], console: Console) -> None:
             facts = "; ".join(f"{f['kind']}: {_short(f['text'])}" for f in probe["facts"])
             console.print(f"  {probe['type']:<12} {escape(probe['question'])}", soft_wrap=True)
             console.print(f"  {'':<12} gold: {escape(facts)}", style="dim", soft_wrap=True)
+            if "action" in probe:
+                step = escape(probe["answer"])
+                console.print(f"  {'':<12} gold step: {step}", style="dim", soft_wrap=True)
 
 
 def _short(text: str) -> str:
@@ -138,6 +141,8 @@ def render_review(sample: list[dict[str, Any]], console: Console) -> None:
         console.print(f"[bold]Q:[/] {escape(probe['question'])}", soft_wrap=True)
         for fact in probe["facts"]:
             console.print(f"[bold]gold[/] {fact['kind']}: {escape(fact['text'])}", soft_wrap=True)
+        if "action" in probe:
+            console.print(f"[bold]gold step[/] {escape(probe['answer'])}", soft_wrap=True)
         for ev in probe["evidence"]:
             console.print(
                 f"[dim]evidence: message {ev['message_index']} ({ev['role']}), quote:[/] "

@@ -12,7 +12,7 @@ from typing import Any, get_args
 from benchmark.compaction import CompactionConfig, find_points, head_warning
 from benchmark.config import BenchmarkConfig
 from benchmark.probe.extract import generate_probes, why_no_probes
-from benchmark.probe.models import PROBE_TYPES
+from benchmark.probe.models import PROBE_TYPES, Probe
 from benchmark.probe.repeats import FirstAsked
 from benchmark.redaction import redactor_for
 from benchmark.transcript.formats import SubagentLog, TranscriptError, import_file
@@ -65,6 +65,7 @@ def preview_file(
                     "question": x.question,
                     "facts": [{"kind": f.kind, "text": f.text} for f in x.gold.facts],
                     "evidence": [_evidence(t, e.message_index, e.quote) for e in x.evidence],
+                    **_step(x),
                 }
                 for x in found
             ]
@@ -189,3 +190,9 @@ def review_sample(reports: list[dict[str, Any]], n: int, seed: int) -> list[dict
         for probe in p.get("probe_list", [])
     ]
     return random.Random(seed).sample(pool, min(n, len(pool)))
+
+
+def _step(probe: Probe) -> dict[str, Any]:
+    """A next-action probe's structured gold (the step the log took), as the listing shows it."""
+    action = probe.gold.action
+    return {"action": action.model_dump(), "answer": probe.gold.answer} if action else {}

@@ -4,7 +4,9 @@ Each probe type has its own extractor (``recall``, ``artifact``,
 ``continuation``, ``decision``) producing candidates; this module checks them
 (evidence verbatim and inside the region, facts backed by evidence, no gold
 in the question), removes duplicate questions, picks at most ``per_type`` per
-type stratified over the region's positions, and numbers them stably.
+type stratified over the region's positions, and numbers them stably. A
+``next_action`` probe (at most one per point, its evidence past the region) is
+made and checked by :mod:`benchmark.probe.next_action`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from benchmark.probe.config import ProbeConfig
 from benchmark.probe.continuation import continuation_candidates
 from benchmark.probe.decision import decision_candidates
 from benchmark.probe.models import PROBE_TYPES, Evidence, Fact, Gold, Probe, ProbeType
+from benchmark.probe.next_action import next_action
 from benchmark.probe.recall import recall_candidates
 from benchmark.transcript.models import Transcript
 
@@ -40,14 +43,15 @@ def generate_probes(
 
     Messages of the tail (up to ``point.end``) only inform the state at the
     point (a task checked off later, a test fixed later); nothing before the
-    region or past ``point.end`` is read.
+    region or past ``point.end`` is read, except by the next-action probe (its
+    gold is the step after the point, its vocabulary the session's tools).
     """
     view = View.of(transcript, point)
     if view.stop <= view.start:
         return []
     probes: list[Probe] = []
     asked: set[str] = set()
-    for ptype in (t for t in PROBE_TYPES if t in config.types):
+    for ptype in (t for t in PROBE_TYPES if t in config.types and t in EXTRACTORS):
         candidates = []
         for raw in EXTRACTORS[ptype](view):
             candidate = _checked(view, raw)
@@ -60,7 +64,17 @@ def generate_probes(
         chosen.sort(key=lambda c: (c.anchor, c.question))
         for n, candidate in enumerate(chosen):
             probes.append(to_probe(transcript, point, view, candidate, n))
-    return probes
+    return probes + next_action_probes(transcript, point, config)
+
+
+def next_action_probes(
+    transcript: Transcript, point: CompactionPoint, config: ProbeConfig
+) -> list[Probe]:
+    """The point's next-action probe when ``probe.types`` asks for it (none when skipped)."""
+    if "next_action" not in config.types or config.per_type <= 0:
+        return []
+    found = next_action(transcript, point)
+    return [found] if isinstance(found, Probe) else []
 
 
 def why_no_probes(

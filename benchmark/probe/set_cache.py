@@ -25,7 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from benchmark.compaction import CompactionPoint
 from benchmark.probe.config import ProbeConfig
-from benchmark.probe.extract import EXTRACTOR_VERSION, generate_probes
+from benchmark.probe.extract import EXTRACTOR_VERSION, generate_probes, next_action_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.writer import LLMProbeWriter, write_probes
 from benchmark.storage import PROBE_DIR, entry_key, entry_path, write_atomic
@@ -75,8 +75,9 @@ def load_or_generate(
     With ``writer`` the probes are LLM-written (see :func:`write_probes`); a
     config that names a writer but gets none falls back to the extractor.
     """
-    if writer is not None:
-        return _load_or_write(transcript, point, config, cache_dir, writer)
+    if writer is not None:  # the writer never writes next-action probes: the extractor does
+        written = _load_or_write(transcript, point, config, cache_dir, writer)
+        return written + next_action_probes(transcript, point, config)
     if config.writer is not None:
         log.warning("probe.writer is set but no writer was built; using the extractor")
     if cache_dir is None:

@@ -279,7 +279,9 @@ def write_probes(
         return [], WriterResult()
     region = view.transcript.messages[view.start : view.stop]  # summaries emptied
     purpose = CallPurpose(transcript.id, point.ordinal)
-    result = writer.write(region, view.start, config.types, config.per_type, purpose)
+    # Next-action probes stay extractive: their gold is the log's own step, not a region fact.
+    asked = [t for t in config.types if t != "next_action"]
+    result = writer.write(region, view.start, asked, config.per_type, purpose)
     probes: list[Probe] = []
     for ptype in (t for t in PROBE_TYPES if t in config.types):
         chosen = sorted(

@@ -15,6 +15,10 @@ from typing import Any
 
 import benchmark.transcript.synthetic.outputs as outputs
 import benchmark.transcript.synthetic.topics as topics
+from benchmark.activity.actions import Action
+from benchmark.activity.next_step import NextStep
+from benchmark.activity.steps import step_of
+from benchmark.activity.vocabulary import shell_command
 from benchmark.transcript.models import FunctionCall, Message, ToolCall
 from benchmark.transcript.synthetic.project import Project, SourceFile
 
@@ -112,7 +116,26 @@ class Session:
             for call, (_, _, result) in zip(tool_calls, calls, strict=True)
         ]
         self._record_tasks(index, add or [], close or [])
+        self._plant_steps(index, calls)
         return index, results
+
+    def _plant_steps(self, index: int, calls: list[tuple[str, dict[str, str], str]]) -> None:
+        """Each call as the step a next-action probe's gold reads from it (kind ``action``):
+        the known next step at any point before it. Recorded as is (a command's head is
+        not always spelled verbatim), never changing a message."""
+        for name, args, _ in calls:
+            step = step_of(Action(index, name, dict(args), shell_command(name, args)))
+            if isinstance(step, NextStep):
+                details = {"tool": name, "region": step.region}
+                self.facts.append(
+                    {
+                        "kind": "action",
+                        "key": step.verb,
+                        "value": step.target,
+                        "message_index": index,
+                        "details": details,
+                    }
+                )
 
     # -- facts ----------------------------------------------------------------------------
     def fact(self, kind: str, key: str, value: str, index: int, **details: Any) -> dict[str, Any]:

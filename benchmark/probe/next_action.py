@@ -1,0 +1,125 @@
+"""Next-action probes: the step the log takes right after a compaction point is the gold.
+
+A policy is good when the agent carries on as it would have; the log already holds
+what it did next. The gold is the first action at message index ``>= point.end``
+(:func:`benchmark.activity.steps.step_of`); points whose next step is missing, a
+finish step or has no target are skipped, with the reason (:func:`next_action`).
+
+The evidence is that call, past the region: the extractor's ``_checked`` (evidence
+in the region) does not apply, so :func:`_evidence` checks it here. The question
+states only the session's vocabulary up to the point, never anything of the step.
+"""
+
+from __future__ import annotations
+
+from benchmark.activity.actions import Action, extract, open_file
+from benchmark.activity.next_step import FINISH_TOOLS, VERBS, NextStep
+from benchmark.activity.spelling import spelled
+from benchmark.activity.steps import OPEN_FILE_COMMANDS, SkipReason, step_of, step_verb
+from benchmark.compaction import CompactionPoint
+from benchmark.probe.candidate import without_summaries
+from benchmark.probe.models import Evidence, Fact, Gold, Probe
+from benchmark.probe.text import MAX_FACT, quote_around
+from benchmark.transcript.models import Message, Transcript
+
+# The one example a question gives: made up, so it says nothing about the session.
+EXAMPLE = "open docs/made_up_example.md"
+
+
+def next_action(transcript: Transcript, point: CompactionPoint) -> Probe | SkipReason:
+    """The point's next-action probe, or why it has none."""
+    transcript = without_summaries(transcript)
+    messages = transcript.messages
+    action = first_action(messages, point.end)
+    if action is None:
+        return "no_action"
+    opened = _open_file(messages, action.index) if action.tool in OPEN_FILE_COMMANDS else None
+    step = step_of(action, opened)
+    if not isinstance(step, NextStep):
+        return step
+    cited = _evidence(messages[action.index].render(), step, action)
+    if cited is None:
+        return "no_target"
+    fact, evidence = cited
+    return Probe(
+        id=f"{transcript.id}/p{point.ordinal}/next_action/0",
+        type="next_action",
+        question=question(vocabulary(messages, point.end)),
+        gold=Gold(answer=answer(step), facts=[fact], action=step),
+        evidence=[evidence],
+        transcript_id=transcript.id,
+        point=point.ordinal,
+        position=1.0,
+    )
+
+
+def first_action(messages: list[Message], start: int) -> Action | None:
+    """The first action called at message index ``>= start`` (its result in view)."""
+    for i in range(start, len(messages)):
+        if messages[i].role != "assistant":
+            continue
+        stop = min(len(messages), i + 2)
+        texts = {j: messages[j].render() for j in range(i, stop)}
+        found = extract(messages, texts, i, stop)
+        if found:
+            return found[0]
+    return None
+
+
+def vocabulary(messages: list[Message], end: int) -> list[str]:
+    """The verbs the session used before ``end``, in :data:`VERBS` order, then any tool
+    name no verb covers (finish steps left out: they are never the gold)."""
+    texts = {i: messages[i].render() for i in range(end)}
+    used = {step_verb(a) for a in extract(messages, texts, 0, end) if a.tool not in FINISH_TOOLS}
+    return [v for v in VERBS if v in used] + sorted(used - set(VERBS))
+
+
+def question(verbs: list[str]) -> str:
+    """The question: the vocabulary (every verb when the session used none yet) and the format."""
+    listed = ", ".join(verbs or VERBS)
+    tools = f"The session's tools, as verbs: {listed}" if verbs else f"Verbs: {listed}"
+    return (
+        "What is the agent's next action, right after this point? "
+        f"{tools}. Reply with one line `verb target`: a verb from that list and, "
+        "as target, the file path, the test id or the head of the shell command "
+        f"(e.g. `{EXAMPLE}`)."
+    )
+
+
+def answer(step: NextStep) -> str:
+    """``\\`edit\\` \\`src/app.py\\` (lines 120-135)``: the gold as prose."""
+    region = f" ({step.region})" if step.region else ""
+    return f"`{step.verb}` `{step.target}`{region}"
+
+
+def _evidence(text: str, step: NextStep, action: Action) -> tuple[Fact, Evidence] | None:
+    """(the target as the call spells it, a quote of the call). A SWE-agent editor command
+    names no file: the target is then the open file as the log spelled it, the quote the
+    call's own line."""
+    found = spelled(step.target, text)
+    if found:
+        quote = quote_around(text, found)
+    else:
+        needles = (action.args.get("_line"), f"[tool call {action.name}]")
+        quote = next(
+            (q for n in needles if isinstance(n, str) and (q := quote_around(text, n))), None
+        )
+    if not quote or len(found or step.target) > MAX_FACT:
+        return None
+    fact = Fact(kind="identifier", text=found or step.target)
+    return fact, Evidence(message_index=action.index, quote=quote)
+
+
+def _open_file(messages: list[Message], index: int) -> str | None:
+    """The SWE-agent editor's file when message ``index`` is called: the newest
+    ``(Open file: ...)`` before it, or the newest ``open``/``create`` call."""
+    for i in range(index - 1, -1, -1):
+        msg = messages[i]
+        for call in reversed(msg.tool_calls or []):
+            if call.function.name in ("open", "create"):
+                path = call.function.args().get("path")
+                if isinstance(path, str) and path.strip():
+                    return path.strip()
+        if msg.role in ("user", "tool") and (named := open_file(msg.content or "")):
+            return named
+    return None
