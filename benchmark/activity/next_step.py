@@ -18,7 +18,7 @@ from collections.abc import Collection
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark.activity.vocabulary import EDITOR_COMMANDS, tool_key, tool_kind
+from benchmark.activity.vocabulary import EDITOR_COMMANDS, READ_PROGRAMS, tool_key, tool_kind
 
 # The verbs an answer may use, in the order a question lists them.
 VERBS: tuple[str, ...] = ("bash", "open", "edit", "create", "search", "delete")
@@ -129,6 +129,32 @@ def command_target(command: str) -> str | None:
     return program
 
 
+def shell_step(command: str) -> tuple[str, str] | None:
+    """A shell command as (verb, target): one that only prints a file (``cat a.py``,
+    ``sed -n 1,80p a.py``, ``head -50 a.py``) is ``open`` of that file, as the file tools'
+    reads are; any other is ``bash`` of :func:`command_target`. None for an empty one."""
+    try:
+        words = shlex.split(command.strip())
+    except ValueError:
+        words = command.split()
+    while words and words[0] in _WRAPPERS:
+        words = words[1:]
+    if words and words[0] == "cd" and "&&" in words:
+        return shell_step(shlex.join(words[words.index("&&") + 1 :]))
+    if words and len(words) <= 6 and not set(words) & {"|", ">", "&&", ";", "||"}:
+        program = posixpath.basename(words[0])
+        printing = program in READ_PROGRAMS or (program == "sed" and "-n" in words[1:])
+        files = [w for w in words[1:] if not w.startswith("-") and _looks_like_file(w)]
+        if printing and len(files) == 1:
+            return "open", files[0]
+    target = command_target(command)
+    return ("bash", target) if target else None
+
+
+def _looks_like_file(word: str) -> bool:
+    return "/" in word or bool(re.search(r"\.\w{1,8}$", word))
+
+
 def normalize_target(target: str) -> str:
     """``target`` without quotes, backticks, ``./`` or trailing punctuation and slashes."""
     text = target.strip().strip("`'\"").rstrip(".,;:)").strip()
@@ -179,7 +205,13 @@ def parse_answer(text: str, known: Collection[str] = ()) -> NextStep | None:
         verb = verb_of(word)
         if verb not in VERBS and verb not in known:
             return None
-        target = command_target(rest) if verb == "bash" else rest.split()[0] if rest else ""
+        if verb == "bash":
+            step = shell_step(rest)
+            if step is None:
+                return None
+            verb, target = step
+        else:
+            target = rest.split()[0] if rest else ""
         if not target:
             return None
         return NextStep(verb=verb, target=target)

@@ -14,7 +14,7 @@ import shlex
 from typing import Literal
 
 from benchmark.activity.actions import Action
-from benchmark.activity.next_step import FINISH_TOOLS, NextStep, command_target, verb_of
+from benchmark.activity.next_step import FINISH_TOOLS, NextStep, shell_step, verb_of
 from benchmark.activity.operations import action_ops, applies_patch, paths_of
 from benchmark.activity.vocabulary import EDITOR_TOOLS, OLD_KEYS, PATCH_KEYS, tool_kind
 
@@ -51,8 +51,8 @@ def step_of(action: Action, open_file: str | None = None) -> NextStep | SkipReas
         return "finish"
     verb = step_verb(action)
     if action.command is not None and verb == "bash":
-        target = command_target(action.command)
-        return NextStep(verb=verb, target=target) if target else "no_target"
+        step = shell_step(action.command)
+        return NextStep(verb=step[0], target=step[1]) if step else "no_target"
     target = _target(action, open_file)
     if not target:
         return "no_target"
