@@ -170,8 +170,9 @@ class _Job:
             scheduled = ScheduledPoint(
                 point, [], [], [], [], probe_writer_error=writer_error, probes=probes
             )
-            # The control arm: the same probes asked of the uncompacted session.
-            scheduled.uncompacted = transcript.messages[: point.end] if config.control else None
+            # The control arm (control=true) asks the same probes of the uncompacted session;
+            # without it, a next_action probe is answered from it inside its evaluation.
+            scheduled.uncompacted = transcript.messages[: point.end]
             self.pending.append(scheduled)  # from here on, Ctrl-C accounts for it
             try:
                 context = compact_point(config, transcript, point, parts.policy, previous)
@@ -202,9 +203,8 @@ class _Job:
         self, scheduled: ScheduledPoint, scheduler: ProbeScheduler, progress: JobProgress
     ) -> None:
         """A prepared point's probes (and their control arm) onto the LLM loop."""
-        probes = scheduled.probes
-        if scheduled.uncompacted is not None:
-            uncompacted = scheduled.uncompacted
+        probes, uncompacted = scheduled.probes, scheduled.uncompacted
+        if self.config.control and uncompacted is not None:
             scheduled.controls = [
                 scheduler.submit(p, uncompacted, progress, arm="control") for p in probes
             ]
@@ -212,7 +212,10 @@ class _Job:
             error = scheduled.compaction_error
             scheduled.futures = [failed_future(p, error, progress) for p in probes]
         else:
-            scheduled.futures = [scheduler.submit(p, scheduled.context, progress) for p in probes]
+            own = None if self.config.control else uncompacted  # the control answer, in-probe
+            scheduled.futures = [
+                scheduler.submit(p, scheduled.context, progress, uncompacted=own) for p in probes
+            ]
         scheduled.compaction_tried = True
 
     def stop(self) -> JobResult:

@@ -164,10 +164,9 @@ _LINE = re.compile(
 )
 
 
-def parse_answer(text: str, known: Collection[str] = ()) -> NextStep | None:
-    """The ``verb target`` an answer gives on its first non-empty line (code fences and
-    a leading "Next action:" allowed); None when that line has no such shape or its verb
-    is neither in :data:`VERBS` nor ``known`` (the session's own tool names)."""
+def _step_line(text: str) -> tuple[str, str] | None:
+    """The word and the rest of an answer's first non-empty line (code fences and a
+    leading "Next action:" allowed); None when that line has no ``word rest`` shape."""
     for raw in text.splitlines():
         line = raw.strip().strip("`").strip()
         if not line:
@@ -175,15 +174,31 @@ def parse_answer(text: str, known: Collection[str] = ()) -> NextStep | None:
         found = _LINE.match(line)
         if found is None:
             return None
-        word, rest = found.group(1), found.group(2).strip().strip("`").strip()
-        verb = verb_of(word)
-        if verb not in VERBS and verb not in known:
-            return None
-        target = command_target(rest) if verb == "bash" else rest.split()[0] if rest else ""
-        if not target:
-            return None
-        return NextStep(verb=verb, target=target)
+        return found.group(1), found.group(2).strip().strip("`").strip()
     return None
+
+
+def is_step_line(text: str) -> bool:
+    """The answer's first line has the ``verb target`` shape, whatever tool it names (what
+    an answerer checks: a session's own tool names are valid verbs too)."""
+    return _step_line(text) is not None
+
+
+def parse_answer(text: str, known: Collection[str] = ()) -> NextStep | None:
+    """The ``verb target`` an answer gives on its first non-empty line (code fences and
+    a leading "Next action:" allowed); None when that line has no such shape or its verb
+    is neither in :data:`VERBS` nor ``known`` (the session's own tool names)."""
+    found = _step_line(text)
+    if found is None:
+        return None
+    word, rest = found
+    verb = verb_of(word)
+    if verb not in VERBS and verb not in known:
+        return None
+    target = command_target(rest) if verb == "bash" else rest.split()[0] if rest else ""
+    if not target:
+        return None
+    return NextStep(verb=verb, target=target)
 
 
 def score(answer: NextStep | None, gold: NextStep) -> int:
