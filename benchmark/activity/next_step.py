@@ -65,6 +65,8 @@ _SCRIPT_RUNNERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", 
 _SUBCOMMANDS = frozenset(
     {"git", "pip", "pip3", "npm", "yarn", "pnpm", "cargo", "go", "make", "uv", "poetry", "docker"}
 )
+# ``src/a.py:12`` or ``src/a.py:12-20``: a file and a line (range); the file is the target.
+_LINE_SUFFIX = re.compile(r"(\.\w+):\d+(?:[-:]\d+)?$")
 _WRAPPERS = frozenset({"sudo", "time", "nohup", "env", "command", "exec", "timeout"})
 
 
@@ -130,10 +132,11 @@ def command_target(command: str) -> str | None:
 
 
 def normalize_target(target: str) -> str:
-    """``target`` without quotes, backticks, ``./`` or trailing punctuation and slashes."""
+    """``target`` without quotes, backticks, ``./``, a ``:line`` suffix, or trailing
+    punctuation and slashes."""
     text = target.strip().strip("`'\"").rstrip(".,;:)").strip()
     path, sep, test = text.partition("::")
-    path = path.strip()
+    path = _LINE_SUFFIX.sub(r"\1", path.strip())
     if "/" in path or path.startswith("."):
         path = posixpath.normpath(path) if path not in ("", ".") else path
         while path.startswith("./"):
@@ -159,8 +162,11 @@ def same_target(a: str, b: str) -> bool:
     return long[-len(short) :] == short and ("." in short[-1] or len(short) > 1)
 
 
+# ``verb target``, ``verb: target`` or ``Verb(target)``, after a list mark or "Next action:".
 _LINE = re.compile(
-    r"^\s*(?:[-*>]\s*)?(?:next(?: action| step)?\s*:\s*)?`*([\w.-]+)`*\s+(.+?)\s*$", re.I
+    r"^\s*(?:[-*>]\s*)?(?:next(?: action| step)?\s*:\s*)?`*([\w.-]+?)`*"
+    r"(?::?\s+(.+?)|\((.+)\))\s*$",
+    re.I,
 )
 
 
@@ -174,7 +180,8 @@ def _step_line(text: str) -> tuple[str, str] | None:
         found = _LINE.match(line)
         if found is None:
             return None
-        return found.group(1), found.group(2).strip().strip("`").strip()
+        rest = found.group(2) if found.group(2) is not None else found.group(3)
+        return found.group(1), rest.strip().strip("`").strip()
     return None
 
 
@@ -195,7 +202,10 @@ def parse_answer(text: str, known: Collection[str] = ()) -> NextStep | None:
     verb = verb_of(word)
     if verb not in VERBS and verb not in known:
         return None
-    target = command_target(rest) if verb == "bash" else rest.split()[0] if rest else ""
+    if verb == "bash":
+        target = command_target(rest.strip("'\""))
+    else:
+        target = normalize_target(rest.split()[0]) if rest else ""
     if not target:
         return None
     return NextStep(verb=verb, target=target)
