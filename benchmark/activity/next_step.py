@@ -185,12 +185,6 @@ def _step_line(text: str) -> tuple[str, str] | None:
     return None
 
 
-def is_step_line(text: str) -> bool:
-    """The answer's first line has the ``verb target`` shape, whatever tool it names (what
-    an answerer checks: a session's own tool names are valid verbs too)."""
-    return _step_line(text) is not None
-
-
 def parse_answer(text: str, known: Collection[str] = ()) -> NextStep | None:
     """The ``verb target`` an answer gives on its first non-empty line (code fences and
     a leading "Next action:" allowed); None when that line has no such shape or its verb

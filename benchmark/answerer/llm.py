@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmark import tokens
-from benchmark.activity.next_step import is_step_line
+from benchmark.activity.next_step import parse_answer, verb_of
 from benchmark.answerer.base import Answer, AnswerRequest
 from benchmark.answerer.prompts import answerer_messages, items_system, question_text
 from benchmark.llm import Endpoint, LLMError, UsageLedger
@@ -94,10 +94,11 @@ class LLMAnswerer(LLMStage):
         replies: list[str] = []
         check = None
         if request.form == "next_action":
+            tools = context_tools(request.context)
 
             def check(text: str) -> None:
                 replies.append(text)
-                if not is_step_line(text):
+                if parse_answer(text, tools) is None:
                     raise ValueError("the reply's first line is not 'verb target'")
 
         try:
@@ -143,6 +144,11 @@ def _items_tokens(context: Sequence[Message], question: str, form: str) -> int:
     framing = (len(context) + 2) * tokens.MESSAGE_OVERHEAD
     texts = [items_system(form), question]
     return sum(m.tokens for m in context) + sum(map(tokens.count, texts)) + framing
+
+
+def context_tools(context: Sequence[Message]) -> frozenset[str]:
+    """The verbs of the tools the context calls: a tool no verb covers is a valid verb too."""
+    return frozenset(verb_of(c.function.name) for m in context for c in m.tool_calls or ())
 
 
 def recent(messages: Sequence[Message], max_tokens: int) -> list[Message]:
