@@ -5,6 +5,7 @@ structured replies), and their agreement with the uncompacted context's answer."
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,19 @@ def test_control_agreement_is_logged_with_its_interval_and_shown() -> None:
 
 def test_no_agreement_metric_without_agreements() -> None:
     assert names.type_control_agreement("next_action") not in job([None]).metrics()
+
+
+def test_on_the_llm_loop_the_control_answer_is_one_more_call(openai_stub, llm_answerer) -> None:
+    """The uncompacted context holds the edit: its answer reruns the tests, the compacted
+    context's answer edits the file; the second call is the control's."""
+
+    def reply(body: dict) -> str:
+        edited = "has been edited" in json.dumps(body)
+        return "bash pytest tests/test_calc.py" if edited else "edit src/calc.py"
+
+    openai_stub.reply = reply
+    answerer = llm_answerer()
+    result = evaluate(probe(), COMPACTED, answerer, ReferenceJudge(), SEED, uncompacted=SESSION)
+    assert len(openai_stub.requests) == 2
+    assert result.answer.text == "edit src/calc.py" and result.score == 0.0
+    assert result.control_agreement == 0.0
