@@ -54,7 +54,7 @@ def check_probe_types(config: Any) -> None:
 def check_verdict_rubric(config: Any) -> None:
     """A correct/partial/wrong judge (``mode: 2_1_0``, alone or in a panel) needs a rubric of
     its one criterion (``rubric=recall_2_1_0``)."""
-    unscored = sorted(set(config.rubric.criteria) - VERDICT_MODE_CRITERIA)
+    unscored = sorted(set(config.rubric.judged_criteria) - VERDICT_MODE_CRITERIA)
     for name, judge in _judges(_section(config.judge)):
         if str(judge.get("mode")) in ("2_1_0", "210") and unscored:  # YAML: bare 2_1_0 is 210
             raise UserError(
@@ -82,12 +82,13 @@ def check_provider(config: Any) -> None:
 
 
 def check_judge_criteria(config: Any, judge: Any) -> None:
-    """The built judge scores every criterion of the rubric (its ``CRITERIA``, if it says)."""
+    """The built judge scores every criterion of the rubric (its ``CRITERIA``, if it says)
+    but those scored by rule (``Rubric.judge_free_criteria``)."""
     supported = getattr(judge, "CRITERIA", None)
     if supported is None:
         return
     rubric = config.rubric
-    unknown = sorted(set(rubric.criteria) - set(supported))
+    unknown = sorted(set(rubric.judged_criteria) - set(supported))
     if unknown:
         raise UserError(
             f"judge '{config.judge.name}' cannot score rubric criteria {unknown} "

@@ -10,6 +10,11 @@ value's own section, never a section of their own.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchmark.stats import Estimate
+
 # The headline section: the first one MLflow shows.
 HEADLINE = "headline"
 OVERALL = "headline/overall"
@@ -52,6 +57,14 @@ def ci_names(name: str) -> tuple[str, str]:
     return f"{name}_ci_low", f"{name}_ci_high"
 
 
+def with_interval(name: str, estimate: Estimate) -> dict[str, float]:
+    """Metric ``name`` and, where its interval is defined (two or more clusters), its bounds."""
+    if not estimate.defined:
+        return {name: estimate.mean}
+    low, high = ci_names(name)
+    return {name: estimate.mean, low: estimate.low, high: estimate.high}
+
+
 def dimension(name: str) -> str:
     """A rubric dimension's roll-up score."""
     return f"rubric/{name}"
@@ -70,6 +83,12 @@ def type_overall(probe_type: str) -> str:
 def type_dimension(probe_type: str, name: str) -> str:
     """One probe type's score on a rubric dimension."""
     return f"type/{probe_type}/{name}"
+
+
+def type_control_agreement(probe_type: str) -> str:
+    """One probe type's agreement with the answer from the uncompacted context
+    (``benchmark.next_action_score``)."""
+    return f"type/{probe_type}/control_agreement"
 
 
 def type_survival(probe_type: str) -> str:

@@ -183,8 +183,9 @@ class _Job:
                 next_action_skipped=_next_action_skipped(config, transcript, point),
                 probes=probes,
             )
-            # The control arm: the same probes asked of the uncompacted session.
-            scheduled.uncompacted = transcript.messages[: point.end] if config.control else None
+            # The control arm (control=true) asks the same probes of the uncompacted session;
+            # without it, a next_action probe is answered from it inside its evaluation.
+            scheduled.uncompacted = transcript.messages[: point.end]
             self.pending.append(scheduled)  # from here on, Ctrl-C accounts for it
             try:
                 context = compact_point(config, transcript, point, parts.policy, previous)
@@ -215,9 +216,8 @@ class _Job:
         self, scheduled: ScheduledPoint, scheduler: ProbeScheduler, progress: JobProgress
     ) -> None:
         """A prepared point's probes (and their control arm) onto the LLM loop."""
-        probes = scheduled.probes
-        if scheduled.uncompacted is not None:
-            uncompacted = scheduled.uncompacted
+        probes, uncompacted = scheduled.probes, scheduled.uncompacted
+        if self.config.control and uncompacted is not None:
             scheduled.controls = [
                 scheduler.submit(p, uncompacted, progress, arm="control") for p in probes
             ]
@@ -225,7 +225,10 @@ class _Job:
             error = scheduled.compaction_error
             scheduled.futures = [failed_future(p, error, progress) for p in probes]
         else:
-            scheduled.futures = [scheduler.submit(p, scheduled.context, progress) for p in probes]
+            own = None if self.config.control else uncompacted  # the control answer, in-probe
+            scheduled.futures = [
+                scheduler.submit(p, scheduled.context, progress, uncompacted=own) for p in probes
+            ]
         scheduled.compaction_tried = True
 
     def stop(self) -> JobResult:

@@ -38,6 +38,9 @@ class ProbeResult(BaseModel):
     control: ProbeResult | None = Field(
         None, description="with control=true: the same probe answered from the uncompacted session"
     )
+    control_agreement: float | None = Field(
+        None, description="next_action: the score against the uncompacted context's answer"
+    )
 
     @property
     def failed(self) -> bool:
@@ -310,9 +313,10 @@ def leading_columns(result: ProbeResult, policy: str) -> dict[str, object]:
 
 
 def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[str, float]:
-    """What sits beside the score: fact survival (per type too) and, with a control arm,
+    """What sits beside the score: fact survival (per type too); with a control arm,
     the control's overall and retention (the policy's mean probe score over the
-    control's on the probes both arms scored), each with its 95% interval.
+    control's on the probes both arms scored); next_action probes' agreement with the
+    uncompacted context's answer; each with its 95% interval.
 
     The control arm's overall is its own roll-up; retention is a ratio of paired
     per-probe scores, so it compares the two arms on exactly the same probes.
@@ -326,7 +330,7 @@ def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[st
             confidence=CI_CONFIDENCE,
             limits=(0, 1),
         )
-        metrics.update(_estimate(names.FACTS_SURVIVAL, survival))
+        metrics.update(names.with_interval(names.FACTS_SURVIVAL, survival))
         for ptype in PROBE_TYPES:
             typed = [r.survival for r in measured if r.probe.type == ptype]
             if typed:
@@ -348,21 +352,22 @@ def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[st
             confidence=CI_CONFIDENCE,
             limits=(0, math.inf),
         )
-        metrics.update(_estimate(names.RETENTION, retention))
+        metrics.update(names.with_interval(names.RETENTION, retention))
         metrics[names.RETENTION_PROBES] = len(paired)
+    agreed = [
+        (r.control_agreement, _cluster(r)) for r in results if r.control_agreement is not None
+    ]
+    if agreed:
+        values, clusters = zip(*agreed, strict=True)
+        agree = cluster_interval(
+            values, clusters, confidence=CI_CONFIDENCE, limits=(0, rubric.scale_max)
+        )
+        metrics.update(names.with_interval(names.type_control_agreement("next_action"), agree))
     return metrics
 
 
 def _cluster(result: ProbeResult) -> tuple[str, int]:
     return (result.probe.transcript_id, result.probe.point)
-
-
-def _estimate(name: str, estimate: Estimate) -> dict[str, float]:
-    """The value and, where the interval is defined (two or more clusters), its bounds."""
-    if not estimate.defined:
-        return {name: estimate.mean}
-    low, high = names.ci_names(name)
-    return {name: estimate.mean, low: estimate.low, high: estimate.high}
 
 
 def member_columns(judgment: Judgment) -> dict[str, float]:

@@ -21,6 +21,7 @@ from benchmark.evaluation import aevaluate, evaluate, has_async
 from benchmark.judge.base import Judgment
 from benchmark.llm.loop import submit
 from benchmark.llm.usage import CallPurpose
+from benchmark.next_action_score import control_agreement
 from benchmark.parts import Parts
 from benchmark.policy.base import Policy
 from benchmark.probe.models import Probe
@@ -111,7 +112,7 @@ class ScheduledPoint:
     def result(self, config: BenchmarkConfig) -> PointResult:
         controls = [c.result() for c in self.controls] or [None] * len(self.futures)
         probes = [
-            f.result().model_copy(update={"survival": s, "control": c})
+            merged(f.result(), c, config.rubric.scale_max).model_copy(update={"survival": s})
             for f, s, c in zip(self.futures, self.survival, controls, strict=True)
         ]
         return point_result(config, self.point, self.context, probes).model_copy(
@@ -142,6 +143,19 @@ class ScheduledPoint:
         return done.result(config), expected - len(kept)
 
 
+def merged(result: ProbeResult, control: ProbeResult | None, scale_max: int) -> ProbeResult:
+    """``result`` with its control arm's; a next_action probe's control agreement is then
+    scored against the control arm's answer (both answers given)."""
+    if control is None:
+        return result
+    update: dict[str, object] = {"control": control}
+    if result.probe.type == "next_action" and not (result.answer.failed or control.answer.failed):
+        update["control_agreement"] = control_agreement(
+            result.probe, result.answer.text, control.answer.text, scale_max
+        )
+    return result.model_copy(update=update)
+
+
 def finished(future: Future[ProbeResult]) -> bool:
     return future.done() and not future.cancelled() and future.exception() is None
 
@@ -170,12 +184,20 @@ class ProbeScheduler:
         self._slots: asyncio.Semaphore | None = None
 
     def submit(
-        self, probe: Probe, context: list[Message], progress: JobProgress, arm: str = "compacted"
+        self,
+        probe: Probe,
+        context: list[Message],
+        progress: JobProgress,
+        arm: str = "compacted",
+        uncompacted: list[Message] | None = None,
     ) -> Future[ProbeResult]:
-        """The probe's result to come; ``arm``: "control" when ``context`` is uncompacted."""
+        """The probe's result to come; ``arm``: "control" when ``context`` is uncompacted;
+        ``uncompacted``: for a next_action probe with no control arm, its control answer's
+        context (``benchmark.evaluation.aevaluate``)."""
         if not self.concurrent:
+            parts = self.parts
             result = evaluate(
-                probe, context, self.parts.answerer, self.parts.judge, self.rubric, self.rollup
+                probe, context, parts.answerer, parts.judge, self.rubric, self.rollup, uncompacted
             )
             progress.finished(result.failed)
             done: Future[ProbeResult] = Future()
@@ -184,10 +206,15 @@ class ProbeScheduler:
         purpose = CallPurpose(
             probe.transcript_id, probe.point, self.policy, probe.id, probe.type, arm
         )
-        return submit(self._run(probe, context, progress, purpose))
+        return submit(self._run(probe, context, progress, purpose, uncompacted))
 
     async def _run(
-        self, probe: Probe, context: list[Message], progress: JobProgress, purpose: CallPurpose
+        self,
+        probe: Probe,
+        context: list[Message],
+        progress: JobProgress,
+        purpose: CallPurpose,
+        uncompacted: list[Message] | None,
     ) -> ProbeResult:
         if self._slots is None:  # created on the loop that uses it
             self._slots = asyncio.Semaphore(self.limit)
@@ -200,6 +227,7 @@ class ProbeScheduler:
                 self.rubric,
                 rollup=self.rollup,
                 purpose=purpose,
+                uncompacted=uncompacted,
             )
         progress.finished(result.failed)
         return result

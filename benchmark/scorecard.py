@@ -133,8 +133,8 @@ def failure_notes(result: JobResult) -> list[str]:
 
 
 def _answerer_free(metrics: dict[str, float]) -> list[str]:
-    """Lines under the table for the measures that need no answerer: fact survival,
-    the control arm and retention, and repeated probes left out."""
+    """Lines under the table for the measures beside the score: fact survival, the control
+    arm and retention, next-action agreement with the control, repeated probes left out."""
     lines = []
     if names.FACTS_SURVIVAL in metrics:
         lines.append(
@@ -147,6 +147,13 @@ def _answerer_free(metrics: dict[str, float]) -> list[str]:
         lines.append(
             f"{names.RETENTION} {_metric(metrics, names.RETENTION)} = score / control score on "
             f"{int(metrics[names.RETENTION_PROBES])} paired probes (control overall {control:.2f})"
+        )
+    agreement = names.type_control_agreement("next_action")
+    if agreement in metrics:
+        score = metrics.get(names.type_overall("next_action"), float("nan"))
+        lines.append(
+            f"{agreement} {_metric(metrics, agreement)} beside next_action {score:.2f}: the "
+            "answer scored against the uncompacted context's answer instead of the log's step"
         )
     if metrics.get(names.PROBES_REPEATED):
         lines.append(

@@ -249,7 +249,8 @@ def test_sentinel_outside_the_context_never_leaks() -> None:
     # The public API takes only the request: no transcript, probe or gold argument.
     params = list(inspect.signature(ExtractiveAnswerer.answer).parameters)
     assert params == ["self", "request"]
-    assert set(AnswerRequest.model_fields) == {"question", "context"}
+    # ...and the request holds the question, the context and the reply's form, nothing else.
+    assert set(AnswerRequest.model_fields) == {"question", "context", "form"}
 
 
 def test_memoized_index_follows_context_content() -> None:

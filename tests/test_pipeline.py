@@ -136,7 +136,7 @@ def test_answerer_sees_only_the_compacted_context(policy):
     allowed = {m.render() for m in kept}
     for request in answerer.requests:
         assert isinstance(request, AnswerRequest)
-        assert set(AnswerRequest.model_fields) == {"question", "context"}
+        assert set(AnswerRequest.model_fields) == {"question", "context", "form"}
         assert request.context == result.context == kept
         text = request.model_dump_json()
         assert "FUTURE_SENTINEL" not in text  # never past the compaction point

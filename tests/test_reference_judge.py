@@ -20,7 +20,7 @@ CONF = Path(__file__).resolve().parents[1] / "conf"
 SEED_RUBRIC = Rubric.model_validate(
     OmegaConf.to_container(OmegaConf.load(CONF / "rubric/seed.yaml"))
 )
-SEED_CRITERIA = sorted(SEED_RUBRIC.criteria)
+SEED_CRITERIA = sorted(SEED_RUBRIC.judged_criteria)  # the rest are scored by rule
 
 CONTEXT = [
     Message(role="user", content="Add a session cache to the app."),

@@ -65,6 +65,8 @@ _SCRIPT_RUNNERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", 
 _SUBCOMMANDS = frozenset(
     {"git", "pip", "pip3", "npm", "yarn", "pnpm", "cargo", "go", "make", "uv", "poetry", "docker"}
 )
+# ``src/a.py:12`` or ``src/a.py:12-20``: a file and a line (range); the file is the target.
+_LINE_SUFFIX = re.compile(r"(\.\w+):\d+(?:[-:]\d+)?$")
 _WRAPPERS = frozenset({"sudo", "time", "nohup", "env", "command", "exec", "timeout"})
 
 
@@ -156,10 +158,11 @@ def _looks_like_file(word: str) -> bool:
 
 
 def normalize_target(target: str) -> str:
-    """``target`` without quotes, backticks, ``./`` or trailing punctuation and slashes."""
+    """``target`` without quotes, backticks, ``./``, a ``:line`` suffix, or trailing
+    punctuation and slashes."""
     text = target.strip().strip("`'\"").rstrip(".,;:)").strip()
     path, sep, test = text.partition("::")
-    path = path.strip()
+    path = _LINE_SUFFIX.sub(r"\1", path.strip())
     if "/" in path or path.startswith("."):
         path = posixpath.normpath(path) if path not in ("", ".") else path
         while path.startswith("./"):
@@ -185,15 +188,17 @@ def same_target(a: str, b: str) -> bool:
     return long[-len(short) :] == short and ("." in short[-1] or len(short) > 1)
 
 
+# ``verb target``, ``verb: target`` or ``Verb(target)``, after a list mark or "Next action:".
 _LINE = re.compile(
-    r"^\s*(?:[-*>]\s*)?(?:next(?: action| step)?\s*:\s*)?`*([\w.-]+)`*\s+(.+?)\s*$", re.I
+    r"^\s*(?:[-*>]\s*)?(?:next(?: action| step)?\s*:\s*)?`*([\w.-]+?)`*"
+    r"(?::?\s+(.+?)|\((.+)\))\s*$",
+    re.I,
 )
 
 
-def parse_answer(text: str, known: Collection[str] = ()) -> NextStep | None:
-    """The ``verb target`` an answer gives on its first non-empty line (code fences and
-    a leading "Next action:" allowed); None when that line has no such shape or its verb
-    is neither in :data:`VERBS` nor ``known`` (the session's own tool names)."""
+def _step_line(text: str) -> tuple[str, str] | None:
+    """The word and the rest of an answer's first non-empty line (code fences and a
+    leading "Next action:" allowed); None when that line has no ``word rest`` shape."""
     for raw in text.splitlines():
         line = raw.strip().strip("`").strip()
         if not line:
@@ -201,21 +206,32 @@ def parse_answer(text: str, known: Collection[str] = ()) -> NextStep | None:
         found = _LINE.match(line)
         if found is None:
             return None
-        word, rest = found.group(1), found.group(2).strip().strip("`").strip()
-        verb = verb_of(word)
-        if verb not in VERBS and verb not in known:
-            return None
-        if verb == "bash":
-            step = shell_step(rest)
-            if step is None:
-                return None
-            verb, target = step
-        else:
-            target = rest.split()[0] if rest else ""
-        if not target:
-            return None
-        return NextStep(verb=verb, target=target)
+        rest = found.group(2) if found.group(2) is not None else found.group(3)
+        return found.group(1), rest.strip().strip("`").strip()
     return None
+
+
+def parse_answer(text: str, known: Collection[str] = ()) -> NextStep | None:
+    """The ``verb target`` an answer gives on its first non-empty line (code fences and
+    a leading "Next action:" allowed); None when that line has no such shape or its verb
+    is neither in :data:`VERBS` nor ``known`` (the session's own tool names)."""
+    found = _step_line(text)
+    if found is None:
+        return None
+    word, rest = found
+    verb = verb_of(word)
+    if verb not in VERBS and verb not in known:
+        return None
+    if verb == "bash":
+        step = shell_step(rest.strip("'\""))
+        if step is None:
+            return None
+        verb, target = step
+    else:
+        target = normalize_target(rest.split()[0]) if rest else ""
+    if not target:
+        return None
+    return NextStep(verb=verb, target=target)
 
 
 def score(answer: NextStep | None, gold: NextStep) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -10,12 +10,16 @@ from benchmark.transcript.models import Message
 
 
 class AnswerRequest(BaseModel):
-    """Everything an answerer is allowed to see. No gold, no policy, no transcript."""
+    """Everything an answerer is allowed to see. No gold, no policy, no transcript.
+
+    ``form`` is the reply the question asks for: free ``text``, or ``next_action``, one
+    ``verb target`` line (``benchmark.activity.next_step``) that is scored by rule."""
 
     model_config = ConfigDict(frozen=True)
 
     question: str
     context: list[Message]
+    form: Literal["text", "next_action"] = "text"
 
 
 class Answer(BaseModel):

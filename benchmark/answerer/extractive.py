@@ -18,6 +18,7 @@ from functools import lru_cache
 from benchmark import identifiers, tokens
 from benchmark.answerer.answer_kinds import LEAD_SHARE, WHY_Q, Reading, lead_lines
 from benchmark.answerer.base import Answer, AnswerRequest
+from benchmark.answerer.next_guess import next_step_line
 from benchmark.answerer.passages import passages
 from benchmark.answerer.query import answer_kinds, query_terms, terms
 from benchmark.transcript.models import Message
@@ -103,6 +104,9 @@ class ExtractiveAnswerer:
     negated words ("not done") are dropped, and a question asking for files or
     a version prefers passages holding one (x ``ANSWER_TYPE_BOOST``).
 
+    A next-action question (``AnswerRequest.form``) is answered by the guess of
+    ``benchmark.answerer.next_guess`` instead: one ``verb target`` line.
+
     The answer is the best passages verbatim, best first (ties: earlier
     first), joined by newlines, within ``max_answer_tokens`` tokens. A passage
     restated later (same text up to list marks and task boxes) gives way to
@@ -136,6 +140,8 @@ class ExtractiveAnswerer:
 
     def answer(self, request: AnswerRequest) -> Answer:
         prepared = self._prepared(request.context)
+        if request.form == "next_action":  # one `verb target` line, guessed from the actions
+            return Answer(text=next_step_line(prepared.reading))
         leads = lead_lines(
             request.question,
             request.context,

@@ -5,6 +5,13 @@ and nothing else, so whatever the policy dropped is really gone for it. The
 context and the question are untrusted (they come from the session), so they
 travel as JSON data in the user message (:mod:`benchmark.llm.untrusted`).
 
+A next-action question (``AnswerRequest.form``) asks for one ``verb target`` line.
+The reply is checked as the judge's JSON is: ``parse`` refuses a reply with no such
+line, so the client asks again within the endpoint's retries; a reply still
+unreadable after them is the answer all the same (scored 0 by rule, never a
+failed answer): the model answered, only not in the format, which is what the
+score measures. Only a transport or server failure fails the answer.
+
 A context holding a provider's encrypted compaction item cannot be rendered:
 only that provider can read the item. Then the answerer continues through
 the provider's Responses API instead, with the context as input items (the
@@ -20,9 +27,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmark import tokens
+from benchmark.activity.next_step import parse_answer, verb_of
 from benchmark.answerer.base import Answer, AnswerRequest
-from benchmark.answerer.prompts import ANSWERER_ITEMS_SYSTEM, answerer_messages, question_text
+from benchmark.answerer.prompts import answerer_messages, items_system, question_text
 from benchmark.llm import Endpoint, LLMError, UsageLedger
+from benchmark.llm.client import InvalidReplies
 from benchmark.llm.connect import LLMStage, token_budget
 from benchmark.llm.loop import run
 from benchmark.llm.native import NativeClient
@@ -54,7 +63,7 @@ class LLMAnswerer(LLMStage):
         return self.window.fit(
             self.max_context_tokens,
             lambda budget: render_context(request.context, budget),
-            lambda context: answerer_messages(request.question, context),
+            lambda context: answerer_messages(request.question, context, request.form),
         )
 
     def resumed(self, request: AnswerRequest) -> tuple[list[Message], str]:
@@ -71,7 +80,7 @@ class LLMAnswerer(LLMStage):
             self.max_context_tokens,
             lambda budget: recent(request.context, budget),
             lambda context: context,
-            measure=lambda context: _items_tokens(context, question),
+            measure=lambda context: _items_tokens(context, question, request.form),
         )
         return kept, question
 
@@ -82,8 +91,22 @@ class LLMAnswerer(LLMStage):
         """The answer; ``purpose`` (the probe served) is recorded with the call, never sent."""
         if has_encrypted(request.context):
             return await self._answer_items(request, purpose)
+        replies: list[str] = []
+        check = None
+        if request.form == "next_action":
+            tools = context_tools(request.context)
+
+            def check(text: str) -> None:
+                replies.append(text)
+                if parse_answer(text, tools) is None:
+                    raise ValueError("the reply's first line is not 'verb target'")
+
         try:
-            completion, _ = await self.client.acomplete(self.messages(request), purpose=purpose)
+            completion, _ = await self.client.acomplete(
+                self.messages(request), parse=check, purpose=purpose
+            )
+        except InvalidReplies:
+            return Answer(text=replies[-1].strip()) if replies else Answer(failed=True)
         except LLMError as exc:
             return Answer(failed=True, error=str(exc))
         return Answer(text=completion.text.strip(), truncated=completion.truncated)
@@ -109,18 +132,23 @@ class LLMAnswerer(LLMStage):
             )
         try:
             completion = await self.client.arespond(
-                ANSWERER_ITEMS_SYSTEM, *self.resumed(request), purpose=purpose
+                items_system(request.form), *self.resumed(request), purpose=purpose
             )
         except LLMError as exc:
             return Answer(failed=True, error=str(exc))
         return Answer(text=completion.text.strip(), truncated=completion.truncated)
 
 
-def _items_tokens(context: Sequence[Message], question: str) -> int:
+def _items_tokens(context: Sequence[Message], question: str, form: str) -> int:
     """Prompt tokens of the Responses API request: instructions, messages, question."""
     framing = (len(context) + 2) * tokens.MESSAGE_OVERHEAD
-    texts = [ANSWERER_ITEMS_SYSTEM, question]
+    texts = [items_system(form), question]
     return sum(m.tokens for m in context) + sum(map(tokens.count, texts)) + framing
+
+
+def context_tools(context: Sequence[Message]) -> frozenset[str]:
+    """The verbs of the tools the context calls: a tool no verb covers is a valid verb too."""
+    return frozenset(verb_of(c.function.name) for m in context for c in m.tool_calls or ())
 
 
 def recent(messages: Sequence[Message], max_tokens: int) -> list[Message]:

@@ -24,6 +24,7 @@ from benchmark.probe.models import Probe
 from benchmark.probe.set_cache import load_or_generate
 from benchmark.probe.writer import LLMProbeWriter
 from benchmark.redaction import redactor_for
+from benchmark.rubric import JUDGE_FREE_TYPES
 from benchmark.transcript.config import SyntheticTranscripts
 from benchmark.transcript.models import Message
 from benchmark.transcript.sources import load_transcripts
@@ -96,7 +97,7 @@ def build_items(
     config: BenchmarkConfig, audit: AuditConfig, writer: LLMProbeWriter | None = None
 ) -> AuditItems:
     """Generate the sessions, extract the probes, build every variant and its expected bands."""
-    unknown = sorted(set(config.rubric.criteria) - CRITERIA)
+    unknown = sorted(set(config.rubric.judged_criteria) - CRITERIA)
     if unknown:
         raise UserError(
             f"rubric '{config.rubric.name}': the audit has no expectation for criteria {unknown}"
@@ -121,6 +122,8 @@ def build_items(
             found = load_or_generate(
                 transcript, point, probe_config, config.cache_path, writer=writer
             )
+            # A judge-free type (next_action) is scored by rule: no judge to audit on it.
+            found = [p for p in found if p.type not in JUDGE_FREE_TYPES]
             probes += len(found)
             for probe in found:
                 built = probe_items(probe, context, config, audit)

@@ -59,6 +59,10 @@ class LLMError(Exception):
     """A call that failed after its retries; the message says why (no secrets)."""
 
 
+class InvalidReplies(LLMError):
+    """The endpoint replied, but the caller's ``parse`` refused every reply (after retries)."""
+
+
 class EndpointUnreachable(LLMError):
     """No connection can be made to the endpoint (refused, DNS, unusable URL): every
     call on it fails at once with this message, which names the endpoint and base_url."""
@@ -202,7 +206,7 @@ class LLMClient:
                 with retry:
                     return await once()
         except InvalidReply as exc:
-            raise LLMError(f"invalid reply after {invalid} tries: {exc}") from None
+            raise InvalidReplies(f"invalid reply after {invalid} tries: {exc}") from None
         except (openai.APIError, MalformedReply) as exc:
             raise LLMError(
                 scrub(

@@ -1,5 +1,5 @@
 """The scoring rubric: criteria grouped into dimensions, and how scores roll up."""
 
-from benchmark.rubric.models import Rubric, Scores, aggregate
+from benchmark.rubric.models import JUDGE_FREE_TYPES, Rubric, Scores, aggregate
 
-__all__ = ["Rubric", "Scores", "aggregate"]
+__all__ = ["JUDGE_FREE_TYPES", "Rubric", "Scores", "aggregate"]

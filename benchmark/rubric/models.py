@@ -4,6 +4,11 @@ Dimension score = weighted mean of its criteria's mean scores; overall =
 unweighted mean of the dimensions (the seed's rule). Criteria with no scores
 (no probe type asks for them) drop out of their dimension's weighted mean, and
 a dimension with no scored criteria drops out of the overall.
+
+Some probe types are scored without a judge (:data:`JUDGE_FREE_TYPES`: a
+next-action answer is compared with the log's step by ``benchmark.activity.next_step``).
+A criterion only they ask for is :attr:`Rubric.judge_free_criteria`: no judge needs
+to know it, so the checks of what a judge or the audit can score leave it out.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ from collections.abc import Collection, Iterable, Mapping
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from benchmark.probe.models import ProbeType
+
+# Probe types scored by rule, never sent to the judge (benchmark.evaluation).
+JUDGE_FREE_TYPES: frozenset[ProbeType] = frozenset({"next_action"})
 
 
 class Rubric(BaseModel):
@@ -59,6 +67,21 @@ class Rubric(BaseModel):
     def criteria(self) -> dict[str, str]:
         """criterion -> its dimension."""
         return {c: d for d, crits in self.dimensions.items() for c in crits}
+
+    @property
+    def judge_free_criteria(self) -> frozenset[str]:
+        """Criteria asked for by judge-free probe types only: no judge ever scores them."""
+        free = {c for t, cs in self.probe_criteria.items() if t in JUDGE_FREE_TYPES for c in cs}
+        judged = {
+            c for t, cs in self.probe_criteria.items() if t not in JUDGE_FREE_TYPES for c in cs
+        }
+        return frozenset(free - judged)
+
+    @property
+    def judged_criteria(self) -> list[str]:
+        """The criteria a judge must be able to score (all but :attr:`judge_free_criteria`)."""
+        free = self.judge_free_criteria
+        return [c for c in self.criteria if c not in free]
 
     def dimensions_within(self, criteria: Collection[str]) -> list[str]:
         """The dimensions every criterion of which is in ``criteria`` (in rubric order)."""
