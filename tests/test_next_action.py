@@ -356,8 +356,6 @@ def test_a_job_counts_the_points_skipped(tmp_path):
     overrides = [
         *SMALL,
         "probe.types=[next_action]",
-        # (next_action's rubric criteria come with its scoring; any criterion does here)
-        "+rubric.probe_criteria.next_action=[continuity_work_state]",
         f"cache.dir={tmp_path}",
     ]
     result = run_job(validate(compose_config(overrides)))

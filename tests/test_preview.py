@@ -431,11 +431,9 @@ def test_review_prints_seeded_probes_with_evidence_in_context(session_file, caps
 
 
 def test_probes_lists_next_action_probes_with_their_step(session_file, capsys):
-    # (the rubric criteria of next_action come with its scoring; any criterion does here)
     asked = [
         *SMALL,
         "probe.types=[next_action]",
-        "+rubric.probe_criteria.next_action=[accuracy_factual]",
     ]
     (report,) = _report(capsys, str(session_file), *asked, "--probes")
     listed = [p for point in report["points"] for p in point["probe_list"]]
