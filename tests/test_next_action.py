@@ -351,6 +351,31 @@ def test_real_swe_agent_logs_give_a_probe_per_file_that_compacts():
         assert all(p.type == "next_action" and p.gold.action for p in probes)
 
 
+@pytest.mark.parametrize("policy", ["truncate", "observation_mask"])
+def test_on_real_logs_no_compaction_carries_on_at_least_as_well(tmp_path, policy):
+    """The issue's check: ``policy=none`` scores next actions at least as high as a
+    lossy policy on the SWE-agent logs at the README's window, scored by rule."""
+    if not SHARED_DATA.joinpath("swe-agent").is_dir():
+        pytest.skip("../shared/data/swe-agent is not present beside the repository")
+    scores = {}
+    for name in ("none", policy):
+        config = compose_config(
+            [
+                "transcript=files",
+                f"transcript.path={SHARED_DATA / 'swe-agent'}",
+                "compaction.context_window=1500",
+                "compaction.tail_tokens=200",
+                "probe.types=[next_action]",
+                f"policy={name}",
+                f"cache.dir={tmp_path}",
+            ]
+        )
+        metrics = run_job(validate(config)).metrics()
+        assert metrics["probes/total"] > 0 and metrics["probes/failed"] == 0
+        scores[name] = metrics["headline/overall"]
+    assert scores["none"] >= scores[policy], scores
+
+
 def test_a_job_counts_the_points_skipped(tmp_path):
     """Every point either has its probe or says why not; the run logs how many skipped."""
     overrides = [
