@@ -444,3 +444,20 @@ def test_probes_lists_next_action_probes_with_their_step(session_file, capsys):
     assert main([str(session_file), "--probes", *asked]) == 0
     out = capsys.readouterr().out
     assert out.count("gold step: `") == len(listed)
+
+
+def test_benchmark_inspect_is_the_preview_command(session_file):
+    """The issue's ``python -m benchmark.inspect --probes`` runs the same command."""
+    argv = [str(session_file), "--probes", *SMALL, "probe.types=[next_action]"]
+    shown = [
+        subprocess.run(
+            [sys.executable, "-m", name, *argv],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+        )
+        for name in ("benchmark.inspect", "benchmark.preview")
+    ]
+    assert [p.returncode for p in shown] == [0, 0], shown[0].stderr
+    assert "gold step: `" in shown[0].stdout and shown[0].stdout == shown[1].stdout
