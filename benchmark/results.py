@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
@@ -15,8 +14,9 @@ from benchmark.judge.agreement import Unit, agreement_metrics
 from benchmark.judge.base import Judgment
 from benchmark.llm.usage import CallRecord
 from benchmark.probe.models import PROBE_TYPES, Probe
+from benchmark.rollup_estimates import rollup_estimates
 from benchmark.rubric import Rubric, Scores, aggregate
-from benchmark.stats import Estimate, cluster_interval, ratio_interval, rollup_interval
+from benchmark.stats import Estimate, cluster_interval, ratio_interval
 from benchmark.transcript.manifest import TranscriptManifest
 from benchmark.transcript.models import Message
 
@@ -177,7 +177,7 @@ class JobResult(BaseModel):
             for r in self.probe_results
             if not r.failed
         )
-        return dict(_estimates(self.rollup_rubric.model_dump_json(), probes))
+        return dict(rollup_estimates(self.rollup_rubric.model_dump_json(), probes, CI_CONFIDENCE))
 
     @property
     def failed_fraction(self) -> float:
@@ -377,31 +377,3 @@ def member_columns(judgment: Judgment) -> dict[str, float]:
         for name, member in (judgment.members or {}).items()
         for criterion, score in member.scores.items()
     }
-
-
-@lru_cache(maxsize=16)
-def _estimates(
-    rubric_json: str, probes: tuple[tuple[tuple[str, int], str, tuple[tuple[str, float], ...]], ...]
-) -> tuple[tuple[str, Estimate], ...]:
-    """Roll-up intervals for scored probes given as (cluster, probe type, criterion
-    scores), by metric name: overall and dimensions over all probes, the overall only
-    per probe type."""
-    rubric = Rubric.model_validate_json(rubric_json)
-
-    def estimate(chosen: list[tuple]) -> dict[str, Estimate]:
-        if not chosen:
-            return {}
-        return rollup_interval(
-            rubric,
-            [dict(scores) for _, _, scores in chosen],
-            [cluster for cluster, _, _ in chosen],
-            confidence=CI_CONFIDENCE,
-        )
-
-    every = estimate(list(probes))
-    named = {names.OVERALL if k == "overall" else names.dimension(k): v for k, v in every.items()}
-    for ptype in PROBE_TYPES:
-        typed = estimate([p for p in probes if p[1] == ptype])
-        if "overall" in typed:
-            named[names.type_overall(ptype)] = typed["overall"]
-    return tuple(named.items())
