@@ -4,9 +4,13 @@ Checked on a real parallel multirun (joblib) in a real store, through MLflow's A
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from mlflow import MlflowClient
 from test_sweeps import local_store, run_sweep
 
+from benchmark.metric_names import HEADLINE, layout_problems, section
 from benchmark.report import build_report, select
 from benchmark.tracking.callbacks import swept_keys
 from benchmark.tracking.sweep import SweepInfo
@@ -35,6 +39,15 @@ def test_a_sweep_is_one_parent_with_its_jobs_nested(tmp_path, mlflow_store):
     (parent,) = [r for r in runs if PARENT_TAG in r.data.tags]
     jobs = [r for r in runs if PARENT_TAG not in r.data.tags]
     assert len(jobs) == 4
+    # The experiment opens on runs, not on the GenAI traces overview.
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    # Every job's metrics: a value beside its interval, the headline section first.
+    for job in jobs:
+        assert layout_problems(job.data.metrics) == []
+        assert min(section(k) for k in job.data.metrics) == HEADLINE
+        local = client.download_artifacts(job.info.run_id, "results_table.json", str(tmp_path))
+        columns = json.loads(Path(local).read_text())["columns"]
+        assert columns[:4] == ["probe_id", "type", "policy", "score"]
     assert parent.data.tags[PARENT_TAG] == str(sweep_dir.resolve())
     assert parent.data.tags["sweep_id"] == "sweeps/judges"
     assert parent.info.run_name == "sweep sweeps/judges"
