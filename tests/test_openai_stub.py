@@ -740,3 +740,19 @@ def test_word_counts_of_long_texts_equal_str_split_whatever_the_whitespace():
         pool = chars + rare if n % 2 else chars
         text = "".join(rnd.choice(pool) for _ in range(rnd.choice([10, 5000, 9000])))
         assert count_words(text) == len(text.split())
+
+
+def test_scripted_next_action_replies_are_one_parseable_line():
+    """The stand-in model answers a next-action question in its format, so an LLM job
+    with next_action probes runs end to end without format retries."""
+    from benchmark.activity.next_step import parse_answer
+    from benchmark.answerer.prompts import answerer_messages
+    from benchmark.stub.scripted import scripted_reply
+
+    for context, expected in (
+        ("opened src/pkg/mod.py, then ran tests/test_mod.py", "edit tests/test_mod.py"),
+        ("no file here", "bash ls"),
+    ):
+        body = {"messages": answerer_messages("What next?", context, form="next_action")}
+        reply = scripted_reply(body)
+        assert reply == expected and parse_answer(reply) is not None

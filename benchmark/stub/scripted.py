@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 GUESS = "NOT IN CONTEXT\nscripted guess"
+_PATH = re.compile(r"(?:[\w.-]+/)+[\w.-]+\.\w{1,8}")
 _CRITERIA_FIRST = re.compile(r'\{\s*"criteria"\s*:\s*')
 _DECODER = json.JSONDecoder()
 
@@ -55,6 +56,8 @@ def scripted_reply(body: dict[str, Any]) -> str:
     if "data.region" in prompt:  # the LLM summarizer: every heading its system prompt asks for
         asked = re.findall(r"^## (.+)$", body["messages"][0]["content"], re.M)
         return "\n\n".join(f"## {h}\n- scripted" for h in asked)
+    if "`verb target`" in prompt:  # a next-action question: one line, the last path shown
+        return next_action_line(body)
     if "verdict" in prompt:  # the 2/1/0 judge
         return json.dumps({"reasoning": "scripted", "verdict": "partial"})
     if "response_format" in body or "criterionResults" in prompt:
@@ -109,3 +112,11 @@ def request_data(body: dict[str, Any]) -> dict[str, Any]:
     """The ``data`` object of a prompt whose user message is JSON (probe writer, summarizer)."""
     data = _payload(body).get("data", {})
     return data if isinstance(data, dict) else {}
+
+
+def next_action_line(body: dict[str, Any]) -> str:
+    """``edit <path>`` of the last file path near the end of the context (where the work
+    was when it was cut), else ``bash ls``: well-formed, cheap, the same for the same body."""
+    tail = str(body["messages"][-1].get("content", ""))[-4000:]
+    paths = _PATH.findall(tail)
+    return f"edit {paths[-1]}" if paths else "bash ls"
