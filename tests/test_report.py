@@ -474,3 +474,33 @@ def test_no_table_overflows_and_no_title_is_a_path(report, tmp_path, wide):
     for name in ("title", "h1"):
         assert "/" not in m[name] and SWEEP not in m[name], m[name]
         assert m[name].endswith("2025-01-01_10-00-00"), m[name]
+
+
+def test_next_action_probes_show_their_control_agreement_beside_them(tmp_path):
+    """A report over runs with next-action probes: the per-type table has the answers
+    scored against the control's answer right after the log-scored column, and says so."""
+    from benchmark.report.compare import AGREEMENT_COLUMN
+    from benchmark.tracking.mlflow_store import prepare_store
+
+    store = tmp_path / "mlruns"
+    experiment_id = prepare_store(store, EXPERIMENT)
+    for policy in ("none", "truncate"):
+        from benchmark.__main__ import run
+
+        overrides = [*SMALL, f"policy={policy}", "probe.types=[recall,next_action]"]
+        overrides += ["tracking=mlflow", f"tracking.store_dir={store}"]
+        with contextlib.redirect_stdout(io.StringIO()):
+            run(compose_config(overrides))
+    client = client_for(None, store)
+    for logged in client.search_runs([experiment_id]):
+        client.set_tag(logged.info.run_id, "sweep", SWEEP)
+    out = tmp_path / "report"
+    code, _, stderr = _report(["--store-dir", str(store), "--out", str(out)])
+    assert code == 0, stderr
+    comparison = json.loads((out / "comparison.json").read_text())
+    types = comparison["probe_types"]
+    assert types[types.index("next_action") + 1] == AGREEMENT_COLUMN
+    by_run = {row["label"]: row["by_type"] for row in comparison["rows"]}
+    assert by_run["none"][AGREEMENT_COLUMN] == 5.0  # uncompacted: the same answer twice
+    assert 0 <= by_run["truncate"][AGREEMENT_COLUMN] <= 5
+    assert f"`{AGREEMENT_COLUMN}` against the answer" in (out / "report.md").read_text()

@@ -78,6 +78,10 @@ class Comparison(BaseModel):
     )
 
 
+# The per-type table's column of next_action answers scored against the control's answer.
+AGREEMENT_COLUMN = "next_action vs control"
+
+
 def compare(
     selection: Selection,
     tables: dict[str, Table],
@@ -99,9 +103,14 @@ def compare(
     )
     runs = sorted(runs, key=lambda r: ranked.index(r.run_id))
     rows = [_row(run, labels[run.run_id], dims) for run in runs]
-    for row in rows:
-        row.by_type = means.get(row.run_id, {})
+    agreement = names.type_control_agreement("next_action")
+    for run, row in zip(runs, rows, strict=True):
+        row.by_type = dict(means.get(row.run_id, {}))
+        if agreement in run.metrics:  # beside the log's next step, the control's answer
+            row.by_type[AGREEMENT_COLUMN] = run.metrics[agreement]
         row.clusters = clusters(tables.get(row.run_id, []))
+    if any(AGREEMENT_COLUMN in row.by_type for row in rows) and "next_action" in types:
+        types.insert(types.index("next_action") + 1, AGREEMENT_COLUMN)
     kept = retention_against_control(runs, tables, probe_type)
     for row in rows:
         if row.run_id in kept:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmark.report.cells import constant_columns
-from benchmark.report.compare import Comparison
+from benchmark.report.compare import AGREEMENT_COLUMN, Comparison
 from benchmark.report.retention import CONTROL
 from benchmark.stats import METHOD, MIN_CLUSTERS_FOR_TEST
 
@@ -58,6 +58,13 @@ def notes(comparison: Comparison) -> list[str]:
             f"Retention vs `{CONTROL}`: a run's mean probe score over the uncompacted "
             f"control run's on the same probes ({probes}, scored in both); 1.00 keeps "
             "everything the control scored."
+        )
+    if AGREEMENT_COLUMN in comparison.probe_types:
+        out.append(
+            "Next-action probes are scored by rule (5 same verb and target, 3 same target, "
+            "1 same verb, 0 otherwise): `next_action` against the step the log took, "
+            f"`{AGREEMENT_COLUMN}` against the answer given from the uncompacted session, "
+            "which does not charge a policy for a step the agent might not have taken."
         )
     if comparison.reference is not None:
         out.append(
