@@ -12,6 +12,7 @@ from benchmark.activity.next_step import (
     parse_answer,
     same_target,
     score,
+    shell_step,
     verb_of,
 )
 
@@ -53,6 +54,8 @@ COMMAND_CASES = [
     ("git diff src/a.py", "git diff"),
     ("ls -la /testbed", "ls"),
     ("sudo FOO=1 make test", "make test"),
+    ("timeout -k 5 600 pytest tests/test_c.py", "tests/test_c.py"),
+    ("bash -lc 'pytest tests/test_d.py -q'", "tests/test_d.py"),
     ("", None),
 ]
 
@@ -60,6 +63,24 @@ COMMAND_CASES = [
 @pytest.mark.parametrize(("command", "target"), COMMAND_CASES)
 def test_command_target(command: str, target: str | None) -> None:
     assert command_target(command) == target
+
+
+SHELL_STEP_CASES = [
+    ("cat src/a.py", ("open", "src/a.py")),
+    ("sed -n 1,80p src/a.py", ("open", "src/a.py")),
+    ("cd /testbed && nl -ba src/a.py", ("open", "src/a.py")),
+    ("timeout 10 head -50 a.py", ("open", "a.py")),
+    ("cat a.py > b.py", ("bash", "cat")),  # writes b.py: not a read
+    ("cat a.py | grep x", ("bash", "cat")),  # two commands
+    ("cat a.py b.py", ("bash", "cat")),  # two files
+    ("python reproduce.py", ("bash", "reproduce.py")),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("command", "step"), SHELL_STEP_CASES)
+def test_shell_step_reads_one_file_as_open(command: str, step: tuple[str, str] | None) -> None:
+    assert shell_step(command) == step
 
 
 SAME_TARGET_CASES = [

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Collection
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark.activity.vocabulary import EDITOR_COMMANDS, READ_PROGRAMS, tool_key, tool_kind
+from benchmark.activity.shell import programs, shell_ops
+from benchmark.activity.vocabulary import EDITOR_COMMANDS, tool_key, tool_kind
 
 # The verbs an answer may use, in the order a question lists them.
 VERBS: tuple[str, ...] = ("bash", "open", "edit", "create", "search", "delete")
@@ -56,18 +56,16 @@ FINISH_TOOLS = frozenset(
     {"submit", "finish", "exit", "task_complete", "attempt_completion", "complete", "done", "stop"}
 )
 
-# Runners whose first non-option argument is the test id or path they run.
-_TEST_RUNNERS = re.compile(
-    r"^(?:pytest|py\.test|python\d?(?:\.\d+)?\s+-m\s+(?:pytest|unittest)|tox|nox)\b"
-)
-_SCRIPT_RUNNERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "perl", "php"})
+# ``src/a.py:12`` or ``src/a.py:12-20``: a file and a line (range); the file is the target.
+_LINE_SUFFIX = re.compile(r"(\.\w+):\d+(?:[-:]\d+)?$")
+# Test runners: their first operand is the test id or path they run.
+_TEST_PROGRAMS = frozenset({"pytest", "py.test", "tox", "nox"})
+_PYTHON = re.compile(r"python\d?(?:\.\d+)?")
+_SCRIPT_RUNNERS = frozenset({"node", "bash", "sh", "ruby", "perl", "php"})
 # Programs whose first word alone says little: the head keeps their subcommand.
 _SUBCOMMANDS = frozenset(
     {"git", "pip", "pip3", "npm", "yarn", "pnpm", "cargo", "go", "make", "uv", "poetry", "docker"}
 )
-# ``src/a.py:12`` or ``src/a.py:12-20``: a file and a line (range); the file is the target.
-_LINE_SUFFIX = re.compile(r"(\.\w+):\d+(?:[-:]\d+)?$")
-_WRAPPERS = frozenset({"sudo", "time", "nohup", "env", "command", "exec", "timeout"})
 
 
 class NextStep(BaseModel):
@@ -98,63 +96,50 @@ def verb_of(tool: str, command: str | None = None) -> str:
     return _ANSWER_WORDS.get(key, key)
 
 
+def _commands(command: str) -> list[tuple[str, list[str]]]:
+    """The simple commands of ``command`` as :func:`~benchmark.activity.shell.programs`
+    reads them (wrappers, env assignments and ``bash -c`` scripts unwrapped), without the
+    ``cd`` that leads so many agent commands."""
+    found = programs(command) if command.strip() else []
+    while found and found[0][0] == "cd":
+        found = found[1:]
+    return found
+
+
 def command_target(command: str) -> str | None:
     """What a shell command is about: the test id or path a test runner runs, the script a
     runner runs, else the command's head (``git diff``, ``ls``); None for an empty one."""
-    try:
-        words = shlex.split(command.strip().splitlines()[0] if command.strip() else "")
-    except ValueError:
-        words = command.split()
-    while words and (words[0] in _WRAPPERS or "=" in words[0].split("/")[0]):
-        words = words[1:]
-    if not words:
+    found = _commands(command)
+    if not found:
         return None
-    if words[0] == "cd" and "&&" in words:
-        return command_target(" ".join(words[words.index("&&") + 1 :]))
-    line = " ".join(words)
-    runner = _TEST_RUNNERS.match(line)
-    if runner:
-        rest = line[runner.end() :].split()
-        for word in rest:
-            if not word.startswith("-") and word not in ("&&", "|", ";"):
-                return word
-        return runner.group(0)
-    program = posixpath.basename(words[0])
-    if program in _SCRIPT_RUNNERS or re.fullmatch(r"python\d(?:\.\d+)?", program):
-        for word in words[1:]:
+    program, args = found[0]
+    python = bool(_PYTHON.fullmatch(program))
+    module = args[1] if python and len(args) > 1 and args[0] == "-m" else None
+    if program in _TEST_PROGRAMS or module in ("pytest", "unittest"):
+        operands = [a for a in (args[2:] if module else args) if not a.startswith("-")]
+        return operands[0] if operands else f"{program} -m {module}" if module else program
+    if python or program in _SCRIPT_RUNNERS:
+        for word in args:
             if word in ("-c", "-m"):
                 break
             if not word.startswith("-"):
                 return word
-    if program in _SUBCOMMANDS and len(words) > 1 and not words[1].startswith("-"):
-        return f"{program} {words[1]}"
+    if program in _SUBCOMMANDS and args and not args[0].startswith("-"):
+        return f"{program} {args[0]}"
     return program
 
 
 def shell_step(command: str) -> tuple[str, str] | None:
-    """A shell command as (verb, target): one that only prints a file (``cat a.py``,
-    ``sed -n 1,80p a.py``, ``head -50 a.py``) is ``open`` of that file, as the file tools'
-    reads are; any other is ``bash`` of :func:`command_target`. None for an empty one."""
-    try:
-        words = shlex.split(command.strip())
-    except ValueError:
-        words = command.split()
-    while words and words[0] in _WRAPPERS:
-        words = words[1:]
-    if words and words[0] == "cd" and "&&" in words:
-        return shell_step(shlex.join(words[words.index("&&") + 1 :]))
-    if words and len(words) <= 6 and not set(words) & {"|", ">", "&&", ";", "||"}:
-        program = posixpath.basename(words[0])
-        printing = program in READ_PROGRAMS or (program == "sed" and "-n" in words[1:])
-        files = [w for w in words[1:] if not w.startswith("-") and _looks_like_file(w)]
-        if printing and len(files) == 1:
-            return "open", files[0]
+    """A shell command as (verb, target): one command that only reads one file (``cat
+    a.py``, ``sed -n 1,80p a.py``, ``head -50 a.py``: :func:`~benchmark.activity.shell.
+    shell_ops` says so) is ``open`` of that file, as the file tools' reads are; any other
+    is ``bash`` of :func:`command_target`. None for an empty one."""
+    if len(_commands(command)) == 1:
+        ops = shell_ops(command)
+        if len(ops) == 1 and ops[0][0] == "read":
+            return "open", ops[0][1]
     target = command_target(command)
     return ("bash", target) if target else None
-
-
-def _looks_like_file(word: str) -> bool:
-    return "/" in word or bool(re.search(r"\.\w{1,8}$", word))
 
 
 def normalize_target(target: str) -> str:

@@ -164,8 +164,16 @@ def shell_ops(command: str) -> list[ShellOp]:
 
 
 def _unwrap(argv: list[str]) -> list[str]:
-    while argv and (argv[0] in WRAPPERS or re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0])):
-        argv = argv[1:]
+    while argv:
+        if argv[0] in WRAPPERS or re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0]):
+            argv = argv[1:]
+        elif argv[0] == "timeout":  # ``timeout [-k 5] [-s KILL] 60 cmd``: options, duration
+            argv = argv[1:]
+            while argv and argv[0].startswith("-"):
+                argv = argv[2:] if argv[0] in ("-k", "-s") else argv[1:]
+            argv = argv[1:]
+        else:
+            break
     return argv
 
 

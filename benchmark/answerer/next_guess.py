@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from benchmark.activity.actions import Action
-from benchmark.activity.next_step import NextStep, command_target
+from benchmark.activity.next_step import NextStep, command_target, shell_step
 from benchmark.activity.operations import FileOp
 from benchmark.activity.plans import plans
 from benchmark.answerer.answer_kinds import Reading
@@ -106,5 +106,5 @@ def repeated(action: Action, ops: list[FileOp]) -> NextStep | None:
     own = [o for o in ops if o.action_index == action.index]
     if own:
         return NextStep(verb=_OP_VERB.get(own[-1].kind, "edit"), target=own[-1].path)
-    target = command_target(action.command) if action.command else None
-    return NextStep(verb="bash", target=target) if target else None
+    step = shell_step(action.command) if action.command else None
+    return NextStep(verb=step[0], target=step[1]) if step else None
