@@ -133,7 +133,7 @@ def action_ops(action: Action, current: str | None) -> list[tuple[OpKind, str, s
             return []
         return [(kind, p, _text(args, NEW_KEYS), _text(args, OLD_KEYS)) for p in paths]
     if tool in PATCH_TOOLS:
-        return patch_ops(_patch_text(args))
+        return patch_ops(patch_text(args))
     if tool in WRITE_TOOLS:
         paths = paths or ([current] if tool == "create" and current else [])
         return [("write", p, _text(args, NEW_KEYS), "") for p in paths]
@@ -176,7 +176,8 @@ def _edit_texts(args: dict[str, Any]) -> tuple[str, str]:
     return _text(args, NEW_KEYS), _text(args, OLD_KEYS)
 
 
-def _patch_text(args: dict[str, Any]) -> str:
+def patch_text(args: dict[str, Any]) -> str:
+    """The patch an ``apply_patch``-like call carries (or its argv's last word)."""
     for key in PATCH_KEYS:
         value = args.get(key)
         if isinstance(value, str):

@@ -15,8 +15,8 @@ from typing import Literal
 
 from benchmark.activity.actions import Action
 from benchmark.activity.next_step import FINISH_TOOLS, NextStep, shell_step, verb_of
-from benchmark.activity.operations import action_ops, applies_patch, paths_of
-from benchmark.activity.vocabulary import EDITOR_TOOLS, OLD_KEYS, PATCH_KEYS, tool_kind
+from benchmark.activity.operations import action_ops, applies_patch, patch_text, paths_of
+from benchmark.activity.vocabulary import EDITOR_TOOLS, OLD_KEYS, tool_kind
 
 SkipReason = Literal["no_action", "finish", "no_target"]
 SKIP_REASONS: tuple[SkipReason, ...] = ("no_action", "finish", "no_target")
@@ -126,10 +126,4 @@ def _patch(action: Action) -> str:
     """The patch text of an ``apply_patch`` call or a shell command applying one; else ""."""
     if action.command is not None:
         return action.command if applies_patch(action) else ""
-    if tool_kind(action.tool) != "patch":
-        return ""
-    for key in PATCH_KEYS:
-        value = action.args.get(key)
-        if isinstance(value, str):
-            return value
-    return ""
+    return patch_text(action.args) if tool_kind(action.tool) == "patch" else ""
