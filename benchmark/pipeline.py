@@ -26,7 +26,7 @@ from benchmark.llm.prompting import forget_prepared, prepare_render
 from benchmark.parts import Parts, build_parts
 from benchmark.probe.extract import why_no_probes
 from benchmark.probe.models import Probe
-from benchmark.probe.next_action import next_action
+from benchmark.probe.next_action import skip_reason
 from benchmark.probe.repeats import FirstAsked
 from benchmark.probe.set_cache import load_or_generate
 from benchmark.progress import JobProgress
@@ -311,8 +311,7 @@ def _next_action_skipped(
     """Why the point has no next-action probe when ``probe.types`` asks for one."""
     if "next_action" not in config.probe.types:
         return None
-    found = next_action(transcript, point)
-    return found if isinstance(found, str) else None
+    return skip_reason(transcript, point)
 
 
 class _Compacts:

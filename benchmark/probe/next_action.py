@@ -29,7 +29,33 @@ EXAMPLE = "open docs/made_up_example.md"
 def next_action(transcript: Transcript, point: CompactionPoint) -> Probe | SkipReason:
     """The point's next-action probe, or why it has none."""
     transcript = without_summaries(transcript)
-    messages = transcript.messages
+    found = _gold(transcript.messages, point)
+    if isinstance(found, str):
+        return found
+    step, fact, evidence = found
+    return Probe(
+        id=f"{transcript.id}/p{point.ordinal}/next_action/0",
+        type="next_action",
+        question=question(vocabulary(transcript.messages, point.end)),
+        gold=Gold(answer=answer(step), facts=[fact], action=step),
+        evidence=[evidence],
+        transcript_id=transcript.id,
+        point=point.ordinal,
+        position=1.0,
+    )
+
+
+def skip_reason(transcript: Transcript, point: CompactionPoint) -> SkipReason | None:
+    """Why the point has no next-action probe; None when it has one. Reads only the step
+    (a cached probe set does not hold the reason), not the session's vocabulary."""
+    found = _gold(without_summaries(transcript).messages, point)
+    return found if isinstance(found, str) else None
+
+
+def _gold(
+    messages: list[Message], point: CompactionPoint
+) -> tuple[NextStep, Fact, Evidence] | SkipReason:
+    """The step after ``point`` with its fact and evidence, or why there is none."""
     action = first_action(messages, point.end)
     if action is None:
         return "no_action"
@@ -40,17 +66,7 @@ def next_action(transcript: Transcript, point: CompactionPoint) -> Probe | SkipR
     cited = _evidence(messages[action.index].render(), step, action)
     if cited is None:
         return "no_target"
-    fact, evidence = cited
-    return Probe(
-        id=f"{transcript.id}/p{point.ordinal}/next_action/0",
-        type="next_action",
-        question=question(vocabulary(messages, point.end)),
-        gold=Gold(answer=answer(step), facts=[fact], action=step),
-        evidence=[evidence],
-        transcript_id=transcript.id,
-        point=point.ordinal,
-        position=1.0,
-    )
+    return step, *cited
 
 
 def first_action(messages: list[Message], start: int) -> Action | None:
