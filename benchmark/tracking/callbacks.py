@@ -34,7 +34,7 @@ class PrepareTracking(Callback):
 
         overrides = _sweep_overrides(config)
         swept = swept_keys(overrides)
-        write_sweep_record(str(config.hydra.sweep.dir), overrides, swept)
+        write_sweep_record(str(config.hydra.sweep.dir), overrides, swept, swept_values(overrides))
         tracking = _tracking(config)
         if tracking is None or not tracking.enabled or _sweeps_tracking(swept):
             return  # each job prepares its own store (or has none)
@@ -71,6 +71,24 @@ def swept_keys(overrides: list[str]) -> list[str] | None:
     except HydraException:
         return None
     return [o.key_or_group for o in parsed if o.is_sweep_override()]
+
+
+def swept_values(overrides: list[str]) -> dict[str, list[str]]:
+    """Each swept key's values in order, where Hydra lists them without its config loader
+    (``a,b``, ``choice()``, ``range()``; not ``glob()``); the last override of a key wins."""
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException:
+        return {}
+    values: dict[str, list[str]] = {}
+    for override in parsed:
+        if not override.is_sweep_override():
+            continue
+        try:
+            values[override.key_or_group] = list(override.sweep_string_iterator())
+        except HydraException:
+            values.pop(override.key_or_group, None)
+    return values
 
 
 def _sweeps_tracking(swept: list[str] | None) -> bool:

@@ -22,6 +22,7 @@ from benchmark.run_record import RunRecord
 from benchmark.tracking.config import SYSTEM_METRICS_INTERVAL_S, TrackingConfig
 from benchmark.tracking.inputs import log_transcript_inputs
 from benchmark.tracking.mlflow_store import prepare_tracking, store_uri
+from benchmark.tracking.run_colours import RUN_COLOR_TAG, stable_colour
 from benchmark.tracking.sweep import SweepInfo
 from benchmark.tracking.sweep_parent import PARENT_RUN_TAG, end_parent, parent_run
 from benchmark.tracking.traces import log_traces
@@ -149,6 +150,8 @@ def _log_values(run_id: str, record: RunRecord, sweep: SweepInfo | None) -> None
     now = int(time.time() * 1000)
     metrics = [Metric(key, value, now, 0) for key, value in record.metrics.items()]
     tags = {**record.tags, **sweep_tags(sweep)}
+    policy = record.tags.get("policy")
+    tags[RUN_COLOR_TAG] = sweep.colour(policy) if sweep is not None else stable_colour(policy or "")
     MlflowClient().log_batch(
         run_id,
         metrics=metrics,

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from benchmark.tracking.run_colours import run_colour
+
 RECORD_FILE = "benchmark_sweep.json"
 SWEEP_TAG = "sweep"  # the sweep folder, resolved, on every job's run: what reports select by
 SWEEP_ID_TAG = "sweep_id"  # its last two parts: a short label to group or filter by in the UI
@@ -34,6 +36,10 @@ class SweepInfo(BaseModel):
     swept: list[str] | None = Field(
         None, description="the keys the sweep varies; None: unknown (every job override shows)"
     )
+    values: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="each swept key's values in the sweep's order (where they can be listed)",
+    )
 
     @property
     def short_id(self) -> str:
@@ -47,6 +53,10 @@ class SweepInfo(BaseModel):
             "job_overrides": " ".join(self.job_overrides),
             "job_num": str(self.job_num),
         }
+
+    def colour(self, policy: str | None) -> str:
+        """This job's run colour: its policy's place in the sweep (``run_colours``)."""
+        return run_colour(policy, self.values.get("policy"), self.job_num)
 
     def run_name(self, head: str) -> str:
         """``head`` (the policy) then this job's values of the swept keys, e.g.
@@ -80,14 +90,18 @@ def sweep_id(sweep_dir: str | Path) -> str:
 
 
 def write_sweep_record(
-    sweep_dir: str | Path, overrides: list[str], swept: list[str] | None = None
+    sweep_dir: str | Path,
+    overrides: list[str],
+    swept: list[str] | None = None,
+    values: dict[str, list[str]] | None = None,
 ) -> Path:
-    """Leave the sweep's overrides and swept keys in its folder, for jobs that cannot see
-    them otherwise."""
+    """Leave the sweep's overrides, swept keys and their values in its folder, for jobs
+    that cannot see them otherwise."""
     folder = Path(sweep_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / RECORD_FILE
     record = {"sweep": sweep_id(folder), "overrides": overrides, "swept": swept}
+    record["values"] = values or {}
     path.write_text(json.dumps(record, indent=1))
     return path
 
@@ -95,18 +109,20 @@ def write_sweep_record(
 def sweep_info(sweep_dir: str | Path, job_overrides: list[str], job_num: int) -> SweepInfo:
     """The job's sweep; the sweep's overrides fall back to the job's when no record was left."""
     record = Path(sweep_dir) / RECORD_FILE
-    overrides, swept = list(job_overrides), None
+    overrides, swept, values = list(job_overrides), None, {}
     if record.is_file():
         # A damaged record costs the tags and the name their detail, not the run.
-        with contextlib.suppress(ValueError, KeyError, TypeError):
+        with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
             data = json.loads(record.read_text())
             overrides = [str(o) for o in data["overrides"]]
             if data.get("swept") is not None:
                 swept = [str(k) for k in data["swept"]]
+            values = {str(k): [str(v) for v in vs] for k, vs in data.get("values", {}).items()}
     return SweepInfo(
         dir=sweep_id(sweep_dir),
         overrides=overrides,
         job_overrides=list(job_overrides),
         job_num=job_num,
         swept=swept,
+        values=values,
     )
