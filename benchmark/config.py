@@ -33,6 +33,18 @@ from benchmark.tracking.config import TrackingConfig
 from benchmark.transcript.config import TranscriptConfig
 
 
+class ReportConfig(BaseModel):
+    """What a sweep's end makes (``benchmark/report/sweep_end.py``); a single job ignores it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    auto: bool = Field(
+        True,
+        description="at a sweep's end, make its report and log it onto the sweep's parent run "
+        "(the comparison is printed and saved as a view either way)",
+    )
+
+
 class ExecutionConfig(BaseModel):
     """How a job runs its LLM calls; none of this changes a result. (Here, not in
     ``progress``: that module loads the LLM stack, which validating a config must not.)"""
@@ -66,6 +78,7 @@ class BenchmarkConfig(BaseModel):
     )
     cache: CacheConfig = CacheConfig()
     execution: ExecutionConfig = ExecutionConfig()
+    report: ReportConfig = ReportConfig()
     redaction: RedactionConfig = RedactionConfig()
     transcript: TranscriptConfig
     compaction: CompactionConfig

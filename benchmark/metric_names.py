@@ -1,11 +1,14 @@
 """Every metric name a job logs, stated once.
 
 MLflow's chart view puts a metric in the section named by everything before its last
-'/', titles the chart with the last segment, and lists prefixed sections in sorted order
-before "Model metrics" (keys without '/'). So every key has a '/'; the values a reader
-wants first share the prefix ``headline`` (sorting before every other section prefix a
-job logs); and a value's interval bounds are ``<name>_ci_low``/``<name>_ci_high``, in the
-value's own section, never a section of their own.
+'/', titles the chart with the last segment, lists prefixed sections in sorted order
+before "Model metrics" (keys without '/'), and charts a section's keys in sorted order.
+So every key has a '/'; the section ``headline`` (sorting before every other section a
+job logs) holds only the overall score and its 95% interval, so they are the first three
+charts; the other summary values follow in ``headline/more``. A value's interval bounds
+are ``<name>_lower``/``<name>_upper``, in the value's own section, named so that their
+chart titles differ early (a cut title still tells them apart). Runs log the headline
+first (``logging_order``), which is the column order of MLflow's evaluation-runs page.
 """
 
 from __future__ import annotations
@@ -15,17 +18,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from benchmark.stats import Estimate
 
-# The headline section: the first one MLflow shows.
+# The headline section, the first one MLflow shows: the overall score and its interval only.
 HEADLINE = "headline"
 OVERALL = "headline/overall"
-OVERALL_PCT = "headline/overall_pct"
-SCORE_PER_KILOTOKEN = "headline/score_per_kilotoken"
-COMPRESSION_RATIO = "headline/compression_ratio"
-KEPT_FRACTION = "headline/kept_fraction"
-FAILED_FRACTION = "headline/failed_fraction"
-FACTS_SURVIVAL = "headline/facts_survival"
-RETENTION = "headline/retention"
-COST_USD = "headline/cost_usd"  # in a job's run, beside the usage's own total:
+# The rest of the summary, the section right after it.
+HEADLINE_MORE = "headline/more"
+OVERALL_PCT = "headline/more/overall_pct"
+SCORE_PER_KILOTOKEN = "headline/more/score_per_kilotoken"
+COMPRESSION_RATIO = "headline/more/compression_ratio"
+KEPT_FRACTION = "headline/more/kept_fraction"
+FAILED_FRACTION = "headline/more/failed_fraction"
+FACTS_SURVIVAL = "headline/more/facts_survival"
+RETENTION = "headline/more/retention"
+COST_USD = "headline/more/cost_usd"  # in a job's run, beside the usage's own total:
 LLM_COST_USD = "llm/cost_usd"  # every run with LLM calls (benchmark.llm.usage)
 
 # Counts.
@@ -52,9 +57,26 @@ CONTROL_FAILURES = "retention/control_failures"
 POINTS_TABLE = "points_table.json"
 
 
+CI_BOUNDS = ("_lower", "_upper")  # suffixes of the 95% interval's bounds
+OLD_CI_BOUNDS = ("_ci_low", "_ci_high")  # runs logged before the bounds were renamed
+
+
 def ci_names(name: str) -> tuple[str, str]:
     """The lower and upper 95% interval bounds of metric ``name``, beside it."""
-    return f"{name}_ci_low", f"{name}_ci_high"
+    return f"{name}{CI_BOUNDS[0]}", f"{name}{CI_BOUNDS[1]}"
+
+
+def logging_order(keys: list[str]) -> list[str]:
+    """``keys`` in the order a run logs them: the overall score and its bounds first, then
+    the rest of the headline, then every other key sorted (as MLflow's charts sort them)."""
+    first = [OVERALL, *ci_names(OVERALL)]
+    lead = [k for k in first if k in keys]
+    rest = sorted(k for k in keys if k not in first)
+    return (
+        lead
+        + [k for k in rest if k.startswith(HEADLINE + "/")]
+        + [k for k in rest if not k.startswith(HEADLINE + "/")]
+    )
 
 
 def with_interval(name: str, estimate: Estimate) -> dict[str, float]:
@@ -106,7 +128,7 @@ def layout_problems(keys: list[str] | dict[str, float]) -> list[str]:
     land in "Model metrics"), or an interval bound without its value in its section."""
     problems = [f"{key}: no '/'" for key in keys if "/" not in key]
     for key in keys:
-        for bound in ("_ci_low", "_ci_high"):
+        for bound in CI_BOUNDS:
             if key.endswith(bound):
                 value = key.removesuffix(bound)
                 missing = [k for k in (value, *ci_names(value)) if k not in keys]

@@ -152,7 +152,7 @@ class JobResult(BaseModel):
 
     def intervals(self) -> dict[str, float]:
         """95% interval bounds of the roll-up as metrics (``names.ci_names``: e.g.
-        ``headline/overall_ci_low``). An undefined interval (one cluster) has none."""
+        ``headline/overall_lower``). An undefined interval (one cluster) has none."""
         return {
             bound: value
             for name, est in self.estimates().items()

@@ -90,36 +90,37 @@ def test_job_never_asks_a_question_twice_in_a_session(small_jobs):
 def test_uncompacted_context_keeps_every_fact_and_retains_everything(small_jobs):
     metrics = small_jobs["none"].metrics()
     # Gold facts are verbatim in the session, so the uncompacted context states them all.
-    assert metrics["headline/facts_survival"] == 1.0
+    assert metrics["headline/more/facts_survival"] == 1.0
     assert all(r.survival == 1.0 for r in small_jobs["none"].probe_results)
     # The control arm of `none` is `none` itself: the same answers, retention exactly 1.
-    assert metrics["headline/retention"] == pytest.approx(1.0)
+    assert metrics["headline/more/retention"] == pytest.approx(1.0)
     assert metrics["retention/control_overall"] == pytest.approx(metrics["headline/overall"])
 
 
 def test_a_compacting_policy_loses_facts_and_score_against_its_control(small_jobs):
     none, truncate = small_jobs["none"].metrics(), small_jobs["truncate"].metrics()
-    assert truncate["headline/facts_survival"] < 1.0
-    assert truncate["headline/facts_survival_ci_low"] <= truncate["headline/facts_survival"]
-    assert truncate["headline/retention"] < 1.0
+    assert truncate["headline/more/facts_survival"] < 1.0
+    survival = "headline/more/facts_survival"
+    assert truncate[f"{survival}_lower"] <= truncate[survival]
+    assert truncate["headline/more/retention"] < 1.0
     assert (
-        truncate["headline/retention_ci_low"]
-        <= truncate["headline/retention"]
-        <= truncate["headline/retention_ci_high"]
+        truncate["headline/more/retention_lower"]
+        <= truncate["headline/more/retention"]
+        <= truncate["headline/more/retention_upper"]
     )
     # Both jobs ask the same probes, so the control arms agree.
     assert truncate["retention/control_overall"] == pytest.approx(none["retention/control_overall"])
     # Retention is the paired ratio of per-probe scores over the same probes.
     paired = [r for r in small_jobs["truncate"].probe_results if r.score is not None]
     expected = sum(r.score for r in paired) / sum(r.control.score for r in paired)
-    assert truncate["headline/retention"] == pytest.approx(expected)
+    assert truncate["headline/more/retention"] == pytest.approx(expected)
 
 
 def test_without_control_there_is_no_retention():
     result = run_job(validate(compose_config([*SMALL, "policy=truncate"])))
     metrics = result.metrics()
-    assert "headline/facts_survival" in metrics
-    assert "headline/retention" not in metrics and "retention/control_overall" not in metrics
+    assert "headline/more/facts_survival" in metrics
+    assert "headline/more/retention" not in metrics and "retention/control_overall" not in metrics
     assert all(r.control is None for r in result.probe_results)
 
 
@@ -137,16 +138,17 @@ def test_survival_and_retention_reach_mlflow(tmp_path, mlflow_store):
     metrics = mlrun.data.metrics
     assert layout_problems(metrics) == []  # the control arm's keys group too
     for name in (
-        "headline/facts_survival",
-        "headline/facts_survival_ci_low",
-        "headline/retention",
-        "headline/retention_ci_high",
+        "headline/more/facts_survival",
+        "headline/more/facts_survival_lower",
+        "headline/more/retention",
+        "headline/more/retention_upper",
     ):
         assert name in metrics, name
-    assert 0 <= metrics["headline/facts_survival"] < 1 and 0 <= metrics["headline/retention"] < 1
+    assert 0 <= metrics["headline/more/facts_survival"] < 1
+    assert 0 <= metrics["headline/more/retention"] < 1
     local = client.download_artifacts(mlrun.info.run_id, "scorecard.txt", str(tmp_path))
     text = Path(local).read_text()
-    assert "headline/facts_survival" in text and "headline/retention" in text
+    assert "headline/more/facts_survival" in text and "headline/more/retention" in text
 
 
 def test_control_arm_runs_on_the_llm_path_and_its_judge_records_are_marked(openai_stub):
@@ -170,4 +172,4 @@ def test_control_arm_runs_on_the_llm_path_and_its_judge_records_are_marked(opena
     arms = [r.get("arm") for r in result.judge_records]
     assert arms.count("control") == probes and arms.count(None) == probes
     assert all(r.control is not None and not r.control.failed for r in result.probe_results)
-    assert "headline/retention" in result.metrics()
+    assert "headline/more/retention" in result.metrics()

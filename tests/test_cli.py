@@ -60,7 +60,7 @@ def test_default_run_logs_one_mlflow_run(
         "rubric/continuity",
         "tokens/before",
         "tokens/after",
-        "headline/compression_ratio",
+        "headline/more/compression_ratio",
         "probes/total",
         "type/recall",
         "rubric/criterion/accuracy_factual",

@@ -354,7 +354,7 @@ def test_panel_job_logs_combined_scores_and_agreement(stub, keys, tmp_path, mlfl
     rows = read_table(Path(client.download_artifacts(mlrun.info.run_id, "results_table.json")))
     assert len(rows) == metrics["probes/total"] > 0 and metrics["judge/members_failed"] == 0
     assert layout_problems(metrics) == []  # an LLM run's llm/* and judge/* group too
-    assert metrics["headline/cost_usd"] == metrics["llm/cost_usd"]
+    assert metrics["headline/more/cost_usd"] == metrics["llm/cost_usd"]
     # Each member's endpoint had one preflight check before the job, not counted as its call.
     assert metrics["llm/judge/calls"] == len(stub.requests) - 2 == 2 * metrics["probes/total"]
 
@@ -370,23 +370,26 @@ def test_panel_job_logs_combined_scores_and_agreement(stub, keys, tmp_path, mlfl
             units.append((c, mine))
     assert disagreed
 
-    # The agreement metrics equal a recomputation from the logged member scores.
+    # The agreement metrics equal a recomputation from the logged member scores (MLflow
+    # holds metrics rounded to 3 decimals, benchmark.tracking.mlflow_run.shown_value).
     matrix = np.array([[u[1][m] for u in units] for m in MEMBERS], dtype=float)
     alpha = krippendorff.alpha(
         reliability_data=matrix, value_domain=range(6), level_of_measurement="ordinal"
     )
-    assert metrics["judge/alpha"] == pytest.approx(alpha) and alpha < 1
+    assert metrics["judge/alpha"] == pytest.approx(alpha, abs=5e-4) and alpha < 1
     for c in dict.fromkeys(c for c, _ in units):
         chosen = matrix[:, [i for i, u in enumerate(units) if u[0] == c]]
         if len(np.unique(chosen)) > 1:
             expected = krippendorff.alpha(
                 reliability_data=chosen, value_domain=range(6), level_of_measurement="ordinal"
             )
-            assert metrics[f"judge/alpha/{c}"] == pytest.approx(expected)
+            assert metrics[f"judge/alpha/{c}"] == pytest.approx(expected, abs=5e-4)
     for (i, a), (j, b) in combinations(enumerate(MEMBERS), 2):
         x, y = list(matrix[i]), list(matrix[j])
-        assert metrics[f"judge/kappa/{a}/{b}"] == pytest.approx(table_kappa(x, y, True))
-        assert metrics[f"judge/kappa_unweighted/{a}/{b}"] == pytest.approx(table_kappa(x, y, False))
+        assert metrics[f"judge/kappa/{a}/{b}"] == pytest.approx(table_kappa(x, y, True), abs=5e-4)
+        assert metrics[f"judge/kappa_unweighted/{a}/{b}"] == pytest.approx(
+            table_kappa(x, y, False), abs=5e-4
+        )
 
     # Judge records and judgments carry every member's scores.
     folder = tmp_path / "artifacts"

@@ -53,7 +53,7 @@ def test_too_many_failures_exit_1_after_logging(openai_stub, tmp_path, mlflow_st
     exp = client.get_experiment_by_name("compaction-benchmark")
     (run,) = client.search_runs([exp.experiment_id])
     metrics = run.data.metrics
-    assert metrics["headline/failed_fraction"] == 1.0
+    assert metrics["headline/more/failed_fraction"] == 1.0
     assert metrics["probes/failed_judgments"] == metrics["probes/total"] > 0
     assert (
         metrics["llm/judge/calls"] == 2 * metrics["probes/total"] + 1 == len(openai_stub.requests)

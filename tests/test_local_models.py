@@ -81,7 +81,7 @@ def test_each_local_setup_runs_to_the_end_with_the_run_logged_and_failures_count
     assert local_job.error is None, f"{local_job.setup}: {local_job.error!r}"
     metrics = local_job.metrics
     assert metrics["points/total"] > 0
-    assert "headline/failed_fraction" in metrics  # counted, whatever the share
+    assert "headline/more/failed_fraction" in metrics  # counted, whatever the share
     assert metrics["probes/failed"] <= metrics["probes/total"]
     if local_job.setup == "probe=llm_local":
         assert "points/probe_writer_failed" in metrics

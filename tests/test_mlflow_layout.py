@@ -54,7 +54,7 @@ def test_logged_run_reads_at_a_glance(tmp_path, mlflow_store, monkeypatch):
     # beside its value, the headline section first in MLflow's order (sorted prefixes).
     metrics = logged.data.metrics
     assert layout_problems(metrics) == []
-    assert "headline/overall_ci_low" in metrics and "type/recall_ci_high" in metrics
+    assert "headline/overall_lower" in metrics and "type/recall_upper" in metrics
     assert sorted({section(key) for key in metrics})[0] == HEADLINE
     assert not [key for key in metrics if key.startswith("point/")]
     assert not client.get_metric_history(logged.info.run_id, "tokens/before")[0].step
@@ -122,13 +122,13 @@ def test_an_older_experiment_gets_its_kind_and_a_chosen_kind_stays(mlflow_store)
 
 
 def test_layout_problems_name_ungrouped_keys_and_lonely_bounds():
-    good = ["headline/overall", "headline/overall_ci_low", "headline/overall_ci_high"]
+    good = ["headline/overall", "headline/overall_lower", "headline/overall_upper"]
     assert layout_problems(good) == []
-    assert layout_problems(["overall", "type/recall_ci_low"]) == [
+    assert layout_problems(["overall", "type/recall_lower"]) == [
         "overall: no '/'",
-        "type/recall_ci_low: no type/recall",
-        "type/recall_ci_low: no type/recall_ci_high",
+        "type/recall_lower: no type/recall",
+        "type/recall_lower: no type/recall_upper",
     ]
-    assert section("type/recall_ci_low") == "type" and section("rubric/criterion/x") == (
+    assert section("type/recall_lower") == "type" and section("rubric/criterion/x") == (
         "rubric/criterion"
     )

@@ -62,7 +62,7 @@ def store(tmp_path_factory) -> Path:
         "headline/overall": 1.5,
         "probes/total": 10,
         "tokens/after": 900,
-        "headline/kept_fraction": 0.2,
+        "headline/more/kept_fraction": 0.2,
     }.items():
         client.log_metric(old.info.run_id, name, value)
     client.set_terminated(old.info.run_id)

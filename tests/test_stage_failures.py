@@ -83,16 +83,17 @@ def test_summarizer_endpoint_down_fails_every_probe_and_the_run_is_logged(tmp_pa
     assert "connection refused" in message and "\n" not in message
     metrics = logged_metrics(tmp_path / "mlruns")
     assert metrics["probes/total"] > 0 and metrics["probes/failed"] == metrics["probes/total"]
-    assert metrics["headline/failed_fraction"] == 1.0
+    assert metrics["headline/more/failed_fraction"] == 1.0
     assert metrics["points/compaction_failed"] == metrics["points/total"] > 0
-    assert "tokens/after" not in metrics and "headline/compression_ratio" not in metrics  # no point
+    assert "tokens/after" not in metrics  # no point was compacted
+    assert "headline/more/compression_ratio" not in metrics
     assert not any(k.startswith("point/") for k in metrics)  # per point: points_table.json
     assert "headline/overall" not in metrics  # nothing was scored 0
 
     # Under the threshold the same job ends normally.
     tolerant = job(tmp_path / "tolerant", [*summarizer, "execution.fail_on_error=1.0"])
     assert run(compose_config(tolerant)) is None  # no score to return, and no error
-    assert logged_metrics(tmp_path / "tolerant" / "mlruns")["headline/failed_fraction"] == 1.0
+    assert logged_metrics(tmp_path / "tolerant" / "mlruns")["headline/more/failed_fraction"] == 1.0
 
 
 def test_a_summarizer_reply_without_its_sections_fails_only_its_point(
@@ -113,7 +114,7 @@ def test_a_summarizer_reply_without_its_sections_fails_only_its_point(
     assert metrics["probes/failed"] == metrics["probes/failed_answers"]  # never judged
     # Token figures count the compacted points only: a real ratio, not before / 0.
     assert 0 < metrics["tokens/after"] < metrics["tokens/before"]
-    assert metrics["headline/compression_ratio"] == pytest.approx(
+    assert metrics["headline/more/compression_ratio"] == pytest.approx(
         metrics["tokens/before"] / metrics["tokens/after"]
     )
     # One call per later point: the first point's tries, then no retry.
@@ -154,7 +155,7 @@ def test_probe_writer_endpoint_down_skips_its_points_and_the_run_is_logged(tmp_p
     assert f"unreachable at {url}: connection refused" in str(failed.value)
     metrics = logged_metrics(tmp_path / "mlruns")
     assert metrics["points/probe_writer_failed"] == metrics["points/total"] > 0
-    assert metrics["probes/total"] == 0 and metrics["headline/failed_fraction"] == 1.0
+    assert metrics["probes/total"] == 0 and metrics["headline/more/failed_fraction"] == 1.0
     assert metrics["tokens/after"] > 0  # the points were compacted all the same
 
     tolerant = job(tmp_path / "tolerant", [*writer, "execution.fail_on_error=1.0"])
@@ -177,7 +178,7 @@ def test_a_probe_writer_failing_at_one_point_skips_only_that_point(
     assert metrics["points/probe_writer_failed"] == 1 < metrics["points/total"]
     assert metrics["probes/total"] > 0 and metrics["probes/failed"] == 0
     assert (
-        metrics["headline/failed_fraction"] == 1 / metrics["points/total"]
+        metrics["headline/more/failed_fraction"] == 1 / metrics["points/total"]
     )  # the share of points skipped
     # Below the share of skipped points, the job fails (after logging).
     strict = job(tmp_path / "strict", [*overrides, "execution.fail_on_error=0.1"])

@@ -276,12 +276,12 @@ def test_job_metrics_carry_intervals(job):
     assert len(scores.dimensions) == 5  # offline: instruction_following is not measured
     assert job.not_measured == ["instruction_following"]
     for name in keys:
-        low, high = metrics[f"{name}_ci_low"], metrics[f"{name}_ci_high"]
+        low, high = metrics[f"{name}_lower"], metrics[f"{name}_upper"]
         assert low <= metrics[name] <= high, name
         assert low >= 0 and high <= job.rubric.scale_max
     for ptype in {r.probe.type for r in job.probe_results}:
         key = f"type/{ptype}"
-        assert metrics[f"{key}_ci_low"] <= metrics[key] <= metrics[f"{key}_ci_high"]
+        assert metrics[f"{key}_lower"] <= metrics[key] <= metrics[f"{key}_upper"]
     assert job.metrics() == metrics  # deterministic: identical on every call
     assert not any("p_value" in name for name in metrics)
 
@@ -311,7 +311,7 @@ def test_rows_carry_dimension_scores(job):
 def test_scorecard_of_a_two_cluster_run_names_the_method_and_gives_no_p_value(job):
     metrics = job.metrics()
     text = scorecard.render(job, Console(width=300, file=io.StringIO()))
-    low, high = metrics["headline/overall_ci_low"], metrics["headline/overall_ci_high"]
+    low, high = metrics["headline/overall_lower"], metrics["headline/overall_upper"]
     assert f"{metrics['headline/overall']:.2f} [{low:.2f}, {high:.2f}]" in text
     flat = " ".join(text.split())  # the caption wraps at the table's width
     assert "95% CI: cluster jackknife t, G-1 = 1 df, 2 clusters" in flat

@@ -101,7 +101,7 @@ def test_parallel_sweep_leaves_every_run_grouped(tmp_path, mlflow_store):
     for run in runs:
         policy = run.data.tags["policy"]
         assert f"policy={policy}" in run.data.tags["job_overrides"].split()
-        assert run.data.metrics["headline/score_per_kilotoken"] > 0
+        assert run.data.metrics["headline/more/score_per_kilotoken"] > 0
     # The report over the sweep (its default: the latest sweep) lists 6 rows with CIs.
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     comparison, files = build_report(
@@ -242,9 +242,11 @@ def test_optuna_search_returns_the_objective(tmp_path, mlflow_store):
     runs = finished_runs(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     assert len(runs) == 3
     assert {r.data.tags["sweep"] for r in runs} == {str(sweep_dir.resolve())}
-    top = max(runs, key=lambda r: r.data.metrics["headline/score_per_kilotoken"])
-    # What the job returned is what each run logged as its objective.
-    assert best["best_value"] == pytest.approx(top.data.metrics["headline/score_per_kilotoken"])
+    objective = "headline/more/score_per_kilotoken"
+    top = max(runs, key=lambda r: r.data.metrics[objective])
+    # What the job returned is what each run logged as its objective (MLflow holds it to
+    # 3 decimals, benchmark.tracking.mlflow_run.shown_value).
+    assert best["best_value"] == pytest.approx(top.data.metrics[objective], abs=5e-4)
     for knob in ("tail_tokens", "summary_tokens", "index_tokens"):
         assert str(best["best_params"][f"policy.{knob}"]) == top.data.params[f"policy.{knob}"]
 

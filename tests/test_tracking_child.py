@@ -44,7 +44,7 @@ def a_record(tmp_path: Path) -> RunRecord:
         metrics={
             "headline/overall": 2.5,
             "probes/total": 12.0,
-            "headline/facts_survival": float("nan"),
+            "headline/more/facts_survival": float("nan"),
         },
         artifacts={"scorecard.txt": "Scorecard\n", "notes/why.md": "because\n"},
         artifact_dir=streamed,
@@ -88,7 +88,7 @@ def test_a_run_logged_by_the_child_is_the_run_logged_in_process(tmp_path, migrat
     params, metrics, tags, paths, (status, name) = child_run
     assert params == record.params and status == "FINISHED"
     assert name == "truncate · seed=0"  # a sweep job: its policy and overrides
-    assert metrics["headline/facts_survival"] == "nan" and metrics["headline/overall"] == 2.5
+    assert metrics["headline/more/facts_survival"] == "nan" and metrics["headline/overall"] == 2.5
     assert tags["job_overrides"] == "seed=0" and tags["policy"] == "truncate"
     assert {"scorecard.txt", "notes/why.md", "results_table.json"} <= paths
     assert "contexts/point-0.txt" in paths

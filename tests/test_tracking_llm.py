@@ -38,7 +38,7 @@ def test_llm_job_logs_records_usage_and_no_secret(openai_stub, monkeypatch, tmp_
     job_requests = openai_stub.requests[1:]  # [0]: the preflight's check, not the job's call
     calls = len(job_requests)
     assert metrics["llm/judge/calls"] == calls > 0
-    assert metrics["llm/judge/input_tokens"] > 0 and metrics["headline/cost_usd"] > 0
+    assert metrics["llm/judge/input_tokens"] > 0 and metrics["headline/more/cost_usd"] > 0
     assert mlrun.data.params["judge.endpoint.api_key_env"] == "OPENAI_API_KEY"
     local = client.download_artifacts(mlrun.info.run_id, "judge_records.jsonl", str(tmp_path))
     records = Path(local).read_text().splitlines()

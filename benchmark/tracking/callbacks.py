@@ -10,6 +10,7 @@ overrides, and the keys it sweeps, are left in its folder for the jobs' tags and
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -45,6 +46,34 @@ class PrepareTracking(Callback):
             # so each job reports it in one line, before its work.
             return
         log.info("tracking ready: %s (experiment %s)", store_uri(tracking), tracking.experiment)
+
+
+class SummarizeSweep(Callback):
+    """``on_multirun_end``: the sweep's comparison on its parent run, in a saved view and on
+    the console; with ``report.auto`` (the default) its report too (``report/sweep_end.py``).
+    A failure here costs the summary, never the sweep: every job has logged already."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        tracking = _tracking(config)
+        if tracking is None or not tracking.enabled:
+            return
+        if _sweeps_tracking(swept_keys(_sweep_overrides(config))):
+            return  # the jobs logged to different stores: nothing to compare in one
+        auto = bool(OmegaConf.select(config, "report.auto", default=True))
+        from benchmark.report.sweep_end import console_text, summarize_sweep
+
+        try:
+            summary = summarize_sweep(tracking, str(config.hydra.sweep.dir), auto)
+        except KeyboardInterrupt:
+            raise
+        except UserError as exc:  # e.g. no job finished: nothing to compare
+            print(f"note: no sweep comparison: {exc}", file=sys.stderr)
+            return
+        except Exception as exc:  # noqa: BLE001 - the jobs' results are safe in the store
+            first = (str(exc).splitlines() or [type(exc).__name__])[0]
+            print(f"warning: the sweep comparison failed: {first}", file=sys.stderr)
+            return
+        print(console_text(summary), flush=True)
 
 
 def _sweep_overrides(config: DictConfig) -> list[str]:

@@ -1,23 +1,28 @@
-"""The transcripts behind a run, as MLflow dataset inputs.
+"""The transcripts behind a run, as one MLflow dataset input.
 
-Each transcript is one dataset input of the run: named after the transcript,
-with the first 16 hex digits of its file's sha256 as digest and the file as
-source (a generated session: the generator and seed). Two runs on the same
-bytes show the same digests in the MLflow UI, whatever the files are called.
-The full manifest (all hashes, import warnings, skipped files and why, secrets
-redacted per type) is the artifact ``transcripts/manifest.json``; counts are metrics.
+The set is one dataset (the runs table's Dataset column showed a chip per transcript,
+12 per row, when each was its own): named by what it is (``12 generated sessions``,
+``40 logs in sessions/``), its digest the first 16 hex digits of a sha256 over the
+files' own sha256s in order, so two runs on the same bytes show the same digest
+whatever the files are called, and its source the folder (a generated set: the
+generator). The full manifest (each file's hash, import warnings, skipped files and
+why, secrets redacted per type) is the artifact ``transcripts/manifest.json``;
+counts are metrics.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
 import warnings
 from collections import Counter
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from benchmark.redaction import scrub
-from benchmark.transcript.manifest import SourceFile, TranscriptManifest
+from benchmark.transcript.manifest import TranscriptManifest
 
 CONTEXT = "transcripts"
 
@@ -45,14 +50,12 @@ def log_transcript_inputs(manifest: TranscriptManifest, attempts: int = 5) -> No
     import mlflow
     from mlflow.exceptions import MlflowException
 
-    datasets = [_dataset(f) for f in manifest.files]
+    if not manifest.files:
+        return
+    dataset = transcript_set(manifest)
     for attempt in range(attempts):
         try:
-            mlflow.log_inputs(
-                datasets=datasets,
-                contexts=[CONTEXT] * len(datasets),
-                tags_list=[_tags(f) for f in manifest.files],
-            )
+            mlflow.log_inputs(datasets=[dataset], contexts=[CONTEXT], tags_list=[_tags(manifest)])
             return
         except MlflowException as exc:
             if "UNIQUE constraint" not in str(exc) or attempt == attempts - 1:
@@ -60,24 +63,46 @@ def log_transcript_inputs(manifest: TranscriptManifest, attempts: int = 5) -> No
             time.sleep(0.05 * (attempt + 1))
 
 
-def _dataset(file: SourceFile) -> Any:
+def set_digest(manifest: TranscriptManifest) -> str:
+    """16 hex digits over the files' hashes, in the job's order."""
+    joined = "\n".join(f.sha256 for f in manifest.files)
+    return hashlib.sha256(joined.encode("ascii")).hexdigest()[:16]
+
+
+def set_name(manifest: TranscriptManifest) -> str:
+    """What the set is, in a few words: how many, and generated or from which folder."""
+    files = manifest.files
+    count = len(files)
+    if all(f.format == "synthetic" for f in files):
+        return f"{count} generated session{'s' * (count != 1)}"
+    if count == 1:
+        return scrub(Path(files[0].path).name)
+    folder = Path(os.path.commonpath([str(Path(f.path).parent) for f in files]))
+    return f"{count} logs in {scrub(folder.name or str(folder))}/"
+
+
+def transcript_set(manifest: TranscriptManifest) -> Any:
     from mlflow.data.code_dataset_source import CodeDatasetSource
     from mlflow.data.meta_dataset import MetaDataset
 
-    if file.format == "synthetic":
-        source: Any = CodeDatasetSource(tags={"generator": file.path})
+    files = manifest.files
+    if all(f.format == "synthetic" for f in files):
+        source: Any = CodeDatasetSource(tags={"generator": scrub(manifest.source)})
     else:
-        source = _local_source()(scrub(file.path))  # a file's name is user text
-    return MetaDataset(source=source, name=scrub(file.transcript_id), digest=file.sha256[:16])
+        paths = [str(Path(f.path).parent) for f in files]
+        source = _local_source()(scrub(os.path.commonpath(paths)))  # a path is user text
+    return MetaDataset(source=source, name=set_name(manifest), digest=set_digest(manifest))
 
 
-def _tags(file: SourceFile) -> dict[str, str]:
+def _tags(manifest: TranscriptManifest) -> dict[str, str]:
+    files = manifest.files
     return {
-        "format": file.format,
-        "sha256": file.sha256,
-        "messages": str(file.messages),
-        "tool_calls": str(file.tool_calls),
-        "tokens": str(file.tokens),
+        "files": str(len(files)),
+        "formats": ",".join(sorted({f.format for f in files})),
+        "messages": str(sum(f.messages for f in files)),
+        "tool_calls": str(sum(f.tool_calls for f in files)),
+        "tokens": str(sum(f.tokens for f in files)),
+        "manifest": "transcripts/manifest.json",
     }
 
 

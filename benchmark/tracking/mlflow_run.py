@@ -10,12 +10,14 @@ logging ends the run as KILLED too, with what was logged so far (``LoggingInterr
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 import time
 from pathlib import Path
 
 from benchmark import interrupt
+from benchmark import metric_names as names
 from benchmark.interrupt import LoggingInterrupted
 from benchmark.redaction import scrub_setting
 from benchmark.run_record import RunRecord
@@ -26,6 +28,7 @@ from benchmark.tracking.run_colours import RUN_COLOR_TAG, stable_colour
 from benchmark.tracking.sweep import SweepInfo
 from benchmark.tracking.sweep_parent import PARENT_RUN_TAG, end_parent, parent_run
 from benchmark.tracking.traces import log_traces
+from benchmark.tracking.views import OVERALL_CI_TAG, overall_ci_text
 
 
 def log_run(
@@ -148,16 +151,33 @@ def _log_values(run_id: str, record: RunRecord, sweep: SweepInfo | None) -> None
     from mlflow.entities import Metric, Param, RunTag
 
     now = int(time.time() * 1000)
-    metrics = [Metric(key, value, now, 0) for key, value in record.metrics.items()]
+    metrics = [
+        Metric(key, shown_value(record.metrics[key]), now, 0)
+        for key in names.logging_order(list(record.metrics))
+    ]
     tags = {**record.tags, **sweep_tags(sweep)}
     policy = record.tags.get("policy")
     tags[RUN_COLOR_TAG] = sweep.colour(policy) if sweep is not None else stable_colour(policy or "")
+    shown = overall_ci_text(record.metrics)
+    if shown is not None:
+        tags[OVERALL_CI_TAG] = shown
     MlflowClient().log_batch(
         run_id,
         metrics=metrics,
         params=[Param(key, str(value)) for key, value in record.params.items()],
         tags=[RunTag(key, str(value)) for key, value in tags.items()],
     )
+
+
+def shown_value(value: float) -> float:
+    """A metric as MLflow shows it: 3 decimals (4.032, not 4.031944444444445), or 4
+    significant digits below 0.01 (a cost of $0.0001234); whole numbers as they are.
+    Far finer than any interval here; the record and the scorecard keep full precision."""
+    if not math.isfinite(value) or value == int(value):
+        return value
+    if abs(value) >= 0.01:
+        return round(value, 3)
+    return float(f"{value:.4g}")
 
 
 def sweep_tags(sweep: SweepInfo | None) -> dict[str, str]:
