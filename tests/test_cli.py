@@ -3,6 +3,7 @@ a real MLflow store."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -88,10 +89,10 @@ def test_default_run_logs_one_mlflow_run(
     local = client.download_artifacts(run.info.run_id, "results_table.json", str(tmp_path))
     table = json.loads(Path(local).read_text())
     assert "probe_id" in table["columns"] and len(table["data"]) == metrics["probes/total"]
-    # The generated sessions behind the numbers: one dataset input each, and the manifest.
+    # The generated sessions behind the numbers: one dataset input, and the manifest.
     sessions = compose_config().transcript.sessions
     inputs = run.inputs.dataset_inputs
-    assert [i.dataset.name for i in inputs] == [f"synthetic-s0-{i}" for i in range(sessions)]
+    assert [i.dataset.name for i in inputs] == [f"{sessions} generated sessions"]
     assert all(i.dataset.source_type == "code" for i in inputs)
     assert metrics["transcripts/files"] == sessions and metrics["transcripts/skipped"] == 0
     # Enough (transcript, point) clusters for the bootstrap CIs to mean something.
@@ -99,7 +100,8 @@ def test_default_run_logs_one_mlflow_run(
     local = client.download_artifacts(run.info.run_id, "transcripts/manifest.json", str(tmp_path))
     manifest = json.loads(Path(local).read_text())
     assert [f["format"] for f in manifest["files"]] == ["synthetic"] * sessions
-    assert [i.dataset.digest for i in inputs] == [f["sha256"][:16] for f in manifest["files"]]
+    joined = "\n".join(f["sha256"] for f in manifest["files"]).encode()
+    assert [i.dataset.digest for i in inputs] == [hashlib.sha256(joined).hexdigest()[:16]]
 
 
 @pytest.mark.parametrize(

@@ -115,7 +115,8 @@ def test_a_summarizer_reply_without_its_sections_fails_only_its_point(
     # Token figures count the compacted points only: a real ratio, not before / 0.
     assert 0 < metrics["tokens/after"] < metrics["tokens/before"]
     assert metrics["headline/more/compression_ratio"] == pytest.approx(
-        metrics["tokens/before"] / metrics["tokens/after"]
+        metrics["tokens/before"] / metrics["tokens/after"],
+        abs=5e-4,  # MLflow's 3 decimals
     )
     # One call per later point: the first point's tries, then no retry.
     assert len(openai_stub.requests) == tries + metrics["points/total"] - 1
