@@ -66,6 +66,22 @@ def ci_names(name: str) -> tuple[str, str]:
     return f"{name}{CI_BOUNDS[0]}", f"{name}{CI_BOUNDS[1]}"
 
 
+def current_names(metrics: dict[str, float]) -> dict[str, float]:
+    """A run's metrics under today's names: runs logged before the bounds were renamed have
+    ``_ci_low``/``_ci_high``, and before ``headline/more`` the summary sat in ``headline``."""
+    out: dict[str, float] = {}
+    for key, value in metrics.items():
+        for old, new in zip(OLD_CI_BOUNDS, CI_BOUNDS, strict=True):
+            if key.endswith(old):
+                key = key.removesuffix(old) + new
+        leaf = key.removeprefix(HEADLINE + "/")
+        stays = leaf in {"overall", *(f"overall{b}" for b in CI_BOUNDS)}
+        if key != leaf and "/" not in leaf and not stays:
+            key = f"{HEADLINE_MORE}/{leaf}"
+        out.setdefault(key, value)
+    return out
+
+
 def logging_order(keys: list[str]) -> list[str]:
     """``keys`` in the order a run logs them: the overall score and its bounds first, then
     the rest of the headline, then every other key sorted (as MLflow's charts sort them)."""

@@ -1,11 +1,12 @@
-"""Remake the README's two screenshots: ``python scripts/screenshots.py`` (offline, ~1-2 min).
+"""Remake the README's screenshots: ``python scripts/screenshots.py`` (offline, ~1-2 min).
 
 It runs the README's offline sweep into a fresh SQLite store in a temporary folder, writes the
 HTML report of it, starts ``mlflow server`` on a free loopback port against that store, and has
-headless Chromium take, at 1280 px wide,
-``docs/images/mlflow_compare.png`` (the sweep's runs side by side in MLflow's chart view) and
-``docs/images/report.png`` (the report). The server and the browser are stopped whatever happens.
-So the images always show what the code of the checkout logs and reports, not a hand-made view.
+headless Chromium take, at 1280 px wide, ``docs/images/mlflow_view.png`` (the sweep's saved
+view, opened from the link the sweep prints, with no click), ``docs/images/mlflow_compare.png``
+(the same view's chart mode) and ``docs/images/report.png`` (the report). The server and the
+browser are stopped whatever happens. So the images always show what the code of the checkout
+logs and reports, not a hand-made view.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -27,10 +29,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser import Browser, stop_group  # noqa: E402  (a sibling module; scripts/ is not a package)
 
+from benchmark.tracking.views import OVERALL_CI_TAG  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = "none,truncate,observation_mask,tool_clear,anchor_index"  # the README's sweep
 EXPERIMENT = "compaction-benchmark"
-MLFLOW_HEIGHT = 1120  # the chart search's sections, two rows of charts
+MLFLOW_HEIGHT = 1000  # the chart search's sections, two rows of charts
+VIEW_HEIGHT = 640  # the runs table of a sweep's view: the page's first screen
 REPORT_HEIGHT = 1400  # the notes, the comparison, per-type and paired-difference tables
 
 
@@ -134,63 +139,46 @@ def experiment_id(url: str) -> str:
 
 
 # Page scripts for MLflow 3.x's experiment page. Each returns true once it has acted, so
-# ``wait_for`` retries it until the React UI has drawn the control it needs.
-EXPAND_SWEEP = """(() => {  // the sweep's parent run starts collapsed: show its job runs
-  const b = document.querySelector('button[data-component-id$="runnamecellrenderer.tsx_46"]');
+# ``wait_for`` retries it until the React UI has drawn what it needs.
+CI_CELLS = f'.ag-cell[col-id="tags.`{OVERALL_CI_TAG}`"]'
+HAS_CI = f"""(() => {{ const cells = document.querySelectorAll('{CI_CELLS}');
+  return cells.length > 0 && [...cells].every(c => c.innerText.trim()); }})()"""
+CLOSE_ASSISTANT = """(() => {  // the assistant side panel takes a third of the width
+  const b = document.querySelector('button[aria-label="Close"]');
   if (!b) return false; b.click(); return true; })()"""
-CLOSE_PANELS = """(() => {  // the assistant side panel and the left navigation take half the width
-  for (const label of ["Close", "Toggle sidebar"])
-    document.querySelector(`button[aria-label="${label}"]`)?.click();
-  return true; })()"""
 FILTER_CHARTS = """(() => {  // type into "Search metric charts" (React needs the native setter)
   const i = document.querySelector('input[placeholder="Search metric charts"]');
   if (!i) return false;
   Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(i, %s);
   i.dispatchEvent(new Event("input", {bubbles: true})); return true; })()"""
-# The run list beside the charts is at most ~350 px and its name column keeps the 190 px it
-# was first drawn with, so nested run names show as one letter: widen the column to the list.
-WIDEN_NAMES = """(() => {
-  const list_box = document.querySelector(".react-resizable");
-  const name_cell = document.querySelector('.ag-header-cell[col-id="3"]');
-  if (!list_box || !name_cell) return false;
-  const box = list_box.getBoundingClientRect(), name = name_cell.getBoundingClientRect();
-  const list = Math.round(box.width), col = Math.round(box.right - name.left);
-  const css = document.createElement("style"); css.textContent = `
-  .ag-pinned-left-header, .ag-pinned-left-cols-container, .ag-pinned-left-cols-container .ag-row
-    { width: ${list}px !important; min-width: ${list}px !important; }
-  .ag-pinned-left-cols-container .ag-cell[col-id="3"], .ag-header-cell[col-id="3"]
-    { width: ${col}px !important; }`;
-  document.head.appendChild(css); return true; })()"""
-# MLflow colours a run by a hash of its id, so some sweeps come out in five shades of red: give
-# the listed runs distinct colours through their colour pickers, as a person would.
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
-COLOUR_RUNS = """(() => {
-  const pickers = [...document.querySelectorAll('.ag-root input[type="color"]')];
-  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
-  pickers.forEach((p, i) => { setter.call(p, %s[i %% %d]);
-    for (const e of ["input", "change"]) p.dispatchEvent(new Event(e, {bubbles: true})); });
-  return pickers.length; })()"""
-LIST_BOX = "JSON.stringify(document.querySelector('.react-resizable').getBoundingClientRect())"
-HAS_LIST = "document.querySelector('.react-resizable') !== null"
-ROWS_SHOWN = "document.querySelectorAll('.ag-root a[href*=\"/runs/\"]').length"
+
+
+def view_link(work: Path, url: str) -> str:
+    """The sweep's saved view, as the sweep's last lines print it, on this server."""
+    found = re.search(r"https?://\S+viewStateShareKey=\S+", (work / "sweep.log").read_text())
+    if found is None:
+        raise ScreenshotError("the sweep printed no saved view link (see sweep.log)")
+    return re.sub(r"^https?://[^/]+", url, found.group(0))
 
 
 async def take_shots(chromium: str, url: str, report: Path, out: Path, charts: str) -> None:
-    async with Browser(chromium, MLFLOW_HEIGHT) as b:
-        await b.open(f"{url}/#/experiments/{experiment_id(url)}/runs?compareRunsMode=CHART")
-        rows = await b.wait_for(f"({ROWS_SHOWN}) > 0 && {ROWS_SHOWN}", "the runs table")
-        await b.js(CLOSE_PANELS)
-        await b.wait_for(EXPAND_SWEEP, "the sweep's parent run")
-        await b.wait_for(f"{ROWS_SHOWN} > {rows}", "the sweep's job runs")
-        await b.wait_for(HAS_LIST, "the run list beside the charts")
-        box = json.loads(await b.js(LIST_BOX))  # drag the list's splitter to its widest
-        await b.drag((box["right"] - 1, box["top"] + 300), (box["right"] + 300, box["top"] + 300))
-        await b.wait_for(WIDEN_NAMES, "the run list's name column")
-        await b.js(COLOUR_RUNS % (json.dumps(PALETTE), len(PALETTE)))
+    link = view_link(report.parent, url)
+    async with Browser(chromium, VIEW_HEIGHT) as b:
+        # The sweep's view as its link opens it: no click, MLflow's assistant panel open.
+        await b.open(link)
+        await b.wait_for(HAS_CI, "the runs with their overall and interval")
+        await asyncio.sleep(2)
+        await b.screenshot(out / "mlflow_view.png", VIEW_HEIGHT)
+
+        # Its chart mode, with the assistant panel closed (one click) so the charts have room.
+        await b.open(f"{link}&compareRunsMode=CHART", MLFLOW_HEIGHT)
+        await b.wait_for(CLOSE_ASSISTANT, "the assistant panel's close button")
         if charts:
             await b.wait_for(FILTER_CHARTS % json.dumps(charts), "the chart search box")
         await b.wait_for("document.querySelectorAll('svg.main-svg').length > 0", "a chart")
         await asyncio.sleep(3)  # let the charts finish drawing
+        await b.call("Input.dispatchMouseEvent", type="mouseMoved", x=2, y=2)  # no hover bar
+        await asyncio.sleep(1)
         await b.screenshot(out / "mlflow_compare.png", MLFLOW_HEIGHT)
 
         await b.open((report / "report.html").resolve().as_uri(), REPORT_HEIGHT)
@@ -204,9 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--policies", default=POLICIES, help=f"the sweep (default: {POLICIES})")
     p.add_argument(
         "--charts",
-        default="overall",
+        default="",
         help="text typed into MLflow's chart search, choosing the charts shown "
-        "(default: overall; '' for every chart)",
+        "(default: the view's own, 'headline'; e.g. 'overall')",
     )
     p.add_argument("--keep", action="store_true", help="keep the temporary folder and say where")
     args = p.parse_args(argv)
@@ -231,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             stop_group(server)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    for name in ("mlflow_compare.png", "report.png"):
+    for name in ("mlflow_view.png", "mlflow_compare.png", "report.png"):
         print(f"wrote {args.out / name} ({(args.out / name).stat().st_size // 1024} KB)")
     return 0
 

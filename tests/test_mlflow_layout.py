@@ -132,3 +132,39 @@ def test_layout_problems_name_ungrouped_keys_and_lonely_bounds():
     assert section("type/recall_lower") == "type" and section("rubric/criterion/x") == (
         "rubric/criterion"
     )
+
+
+def test_the_headline_comes_first_and_older_names_read_as_today():
+    from benchmark import metric_names as names
+
+    keys = ["probes/total", names.KEPT_FRACTION, "headline/overall_upper", names.OVERALL]
+    keys += ["headline/overall_lower", "type/recall"]
+    assert names.logging_order(keys) == [
+        names.OVERALL,
+        "headline/overall_lower",
+        "headline/overall_upper",
+        names.KEPT_FRACTION,
+        "probes/total",
+        "type/recall",
+    ]
+    # The three headline charts are the section's only ones, overall first (sorted keys).
+    assert sorted(k for k in keys if section(k) == names.HEADLINE)[0] == names.OVERALL
+    old = {"headline/overall": 4.0, "headline/overall_ci_low": 3.5, "headline/overall_ci_high": 4.4}
+    old |= {"headline/kept_fraction": 0.4, "headline/retention_ci_low": 0.8, "type/x_ci_high": 2.0}
+    assert names.current_names(old) == {
+        names.OVERALL: 4.0,
+        "headline/overall_lower": 3.5,
+        "headline/overall_upper": 4.4,
+        names.KEPT_FRACTION: 0.4,
+        "headline/more/retention_lower": 0.8,
+        "type/x_upper": 2.0,
+    }
+
+
+def test_values_are_logged_as_mlflow_shows_them():
+    from benchmark.tracking.mlflow_run import shown_value
+
+    assert shown_value(4.031944444444445) == 4.032
+    assert shown_value(0.00012345678) == 0.0001235
+    assert shown_value(160256.0) == 160256.0 and shown_value(0.0) == 0.0
+    assert shown_value(float("nan")) != shown_value(float("nan"))  # NaN stays NaN

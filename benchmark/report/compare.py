@@ -195,18 +195,8 @@ def _row(run: RunData, label: str, dims: list[str]) -> Row:
 
 
 def _interval(metrics: dict[str, float], name: str) -> Interval:
-    """``name`` and its bounds; a run logged before the bounds' rename has them as
-    ``_ci_low``/``_ci_high``, and before ``headline/more`` its summary values sat in
-    ``headline``."""
-    if name not in metrics and name.startswith(names.HEADLINE_MORE + "/"):
-        name = names.HEADLINE + name.removeprefix(names.HEADLINE_MORE)
     low, high = names.ci_names(name)
-    old_low, old_high = (name + suffix for suffix in names.OLD_CI_BOUNDS)
-    return Interval(
-        value=metrics.get(name),
-        low=metrics.get(low, metrics.get(old_low)),
-        high=metrics.get(high, metrics.get(old_high)),
-    )
+    return Interval(value=metrics.get(name), low=metrics.get(low), high=metrics.get(high))
 
 
 # ---- labels -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from benchmark import metric_names as names
 from benchmark.errors import UserError
 from benchmark.tracking.sweep_parent import PARENT_TAG
 
@@ -136,7 +137,7 @@ def _runs(client: Any, experiment_id: str) -> list[RunData]:
                     name=run.info.run_name or run.info.run_id,
                     start_time=run.info.start_time or 0,
                     tags=dict(run.data.tags),
-                    metrics=dict(run.data.metrics),
+                    metrics=names.current_names(dict(run.data.metrics)),
                     params=dict(run.data.params),
                 )
             )

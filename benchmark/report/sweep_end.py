@@ -4,7 +4,8 @@ Called once per sweep by the Hydra callback (``tracking/callbacks.py``), in the 
 process after every job has logged. It compares the sweep's runs as the report does and
 puts the answer in three places: the sweep's parent run (its description, shown on the
 run's page, holds each policy's overall with its interval, retention and tokens kept, and
-where the report is; with ``report.auto`` the report's files are logged onto it), a saved
+where the report is; a figure of the overall with its intervals is a chart of it,
+``overall_figure.py``; with ``report.auto`` the report's files are logged onto it), a saved
 view of the experiment page that shows the same columns for the sweep's jobs
 (``tracking/views.py``), and the console (the table, the view's link, the report command).
 """
@@ -21,6 +22,7 @@ from benchmark.report.build import build_report
 from benchmark.report.cells import interval_cell
 from benchmark.report.compare import Comparison, Row, compare
 from benchmark.report.load import load_table, select
+from benchmark.report.overall_figure import IMAGE_KEY, overall_figure, run_colours
 from benchmark.report.render import markdown_table
 from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.sweep import sweep_id
@@ -99,6 +101,8 @@ def summarize_sweep(
         key = save_sweep_view(client, selection.experiment_id, parent, f"sweep {comparison.name}")
         link = view_url(ui, selection.experiment_id, key)
         client.set_tag(parent, NOTE_TAG, parent_note(comparison, table, link, command, auto))
+        figure = overall_figure(comparison, run_colours(selection.runs))
+        client.log_image(parent, figure, key=IMAGE_KEY, step=0, synchronous=True)
     store = Path(tracking.store_dir).resolve() / "mlflow.db"
     return SweepSummary(
         table=table,
