@@ -76,8 +76,15 @@ OPERATIONAL_ENDPOINT_KEYS = (
 
 def run_params(clean: dict[str, Any]) -> dict[str, str]:
     """A run's params: the redacted config ``clean`` flattened, without operational keys
-    (``OPERATIONAL_SECTIONS``, endpoints' ``OPERATIONAL_ENDPOINT_KEYS``) or unset values."""
-    return {key: value for key, value in flatten(clean).items() if not _operational(key.split("."))}
+    (``OPERATIONAL_SECTIONS``, endpoints' ``OPERATIONAL_ENDPOINT_KEYS``), unset values or
+    class paths (``policy._target_``: the option's ``name`` says it; ``config.yaml`` has
+    them). MLflow's compare page plots the first params that differ, in key order, so they
+    were what it showed; without them it starts at the policy's own settings."""
+    return {
+        key: value
+        for key, value in flatten(clean).items()
+        if not _operational(key.split(".")) and not key.endswith("._target_")
+    }
 
 
 def _operational(parts: list[str]) -> bool:
