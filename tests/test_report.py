@@ -313,14 +313,22 @@ def test_labels_name_the_overrides_that_differ():
     }
 
 
-def test_runs_pair_with_the_reference_on_their_seed_and_pool_over_seeds():
+@pytest.mark.parametrize(
+    ("name", "config"),
+    [
+        ("{policy}@synthetic", "truncate@synthetic"),
+        # A sweep's run names carry the swept seed; the runs are still one config.
+        ("{policy} · transcript.seed={seed}", "truncate"),
+    ],
+)
+def test_runs_pair_with_the_reference_on_their_seed_and_pool_over_seeds(name, config):
     """Two seeds x (none, truncate), three compaction points each: every truncate run is
     paired with the none run of its seed, and the two pairings are pooled."""
 
     def run(rid: str, policy: str, seed: int) -> RunData:
         return RunData(
             run_id=rid,
-            name=f"{policy}@synthetic",
+            name=name.format(policy=policy, seed=seed),
             start_time=int(rid),
             tags={"policy": policy},
             metrics={},
@@ -360,7 +368,7 @@ def test_runs_pair_with_the_reference_on_their_seed_and_pool_over_seeds():
     assert by_run["3"].overall.n == 12 and by_run["3"].overall.clusters == 3
     assert by_run["4"].dimensions["accuracy"].mean == pytest.approx(-2.0)
     [both] = pooled
-    assert both.run_ids == ["3", "4"] and both.label == "truncate@synthetic: 2 runs pooled"
+    assert both.run_ids == ["3", "4"] and both.label == f"{config}: 2 runs pooled"
     assert both.overall.n == 24 and both.overall.clusters == 6
     assert both.overall.mean == pytest.approx(-2.5) and both.overall.significant
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from benchmark.errors import UserError
 from benchmark.report.load import RunData
 from benchmark.stats import paired_difference
+from benchmark.tracking.sweep import NAME_SEPARATOR
 
 # Params that fix which probes a run is asked: runs agreeing on them share probe ids.
 PROBE_KEYS = ("seed", "transcript.", "compaction.", "probe.")
@@ -55,10 +56,22 @@ def _context(run: RunData) -> dict[str, str]:
     return {k: v for k, v in run.params.items() if k.startswith(PROBE_KEYS)}
 
 
+def _probe_key(key: str) -> bool:
+    return key.startswith(PROBE_KEYS) or f"{key}." in PROBE_KEYS
+
+
+def config_name(run: RunData) -> str:
+    """The run's name without the probe-defining values a sweep's run name carries
+    (``truncate · seed=2`` -> ``truncate``): runs of one config over seeds share it."""
+    head, *parts = run.name.split(NAME_SEPARATOR)
+    kept = [p for p in parts if not _probe_key(p.split("=", 1)[0])]
+    return NAME_SEPARATOR.join([head, *kept])
+
+
 def _config(run: RunData) -> tuple:
     """Everything but the probe-defining params: runs equal on it differ only in probes."""
     return (
-        run.name,
+        config_name(run),
         tuple(sorted((k, v) for k, v in run.params.items() if k not in _context(run))),
     )
 
@@ -190,7 +203,7 @@ def paired_differences(
     for members in groups.values():
         if len(members) < 2:
             continue
-        name = members[0][0].name
+        name = config_name(members[0][0])
         out = Paired(
             label=f"{name}: {len(members)} runs pooled",
             run_ids=[run.run_id for run, _, _ in members],
