@@ -19,6 +19,7 @@ from benchmark.report.__main__ import main
 from benchmark.report.compare import make_labels
 from benchmark.report.load import RunData, client_for, load_table
 from benchmark.report.paired import paired_differences
+from benchmark.report.pairwise import pairwise_differences
 from benchmark.report.plots import pareto_front
 
 OLD_SWEEP = "/runs/multirun/2025-01-01/09-00-00"
@@ -171,6 +172,27 @@ def test_paired_differences_against_none_on_recall_probes(report):
     assert set(diffs["none-copy"]["dimensions"]) == set(report["comparison"]["dimensions"])
 
 
+def test_every_two_runs_are_compared_not_only_against_the_reference(report):
+    """Three runs, three pairs (in row order, the later minus the earlier), paired on the
+    recall probes as the differences against none are; in every output."""
+    comparison = report["comparison"]
+    order = [r["label"] for r in comparison["rows"]]
+    pairs = {(p["label"], p["reference_label"]): p for p in comparison["pairs"]}
+    assert list(pairs) == [(order[1], order[0]), (order[2], order[0]), (order[2], order[1])]
+    against_none = {d["label"]: d for d in comparison["differences"]}
+    truncate = pairs[("truncate@synthetic", "none@synthetic")]["overall"]
+    assert truncate == against_none["truncate@synthetic"]["overall"]  # same method, same probes
+    copy = pairs[("truncate@synthetic", "none-copy")]["overall"]  # not the reference
+    assert copy["mean"] < 0 and copy["low"] <= copy["mean"] <= copy["high"]
+    assert copy["n"] == truncate["n"] and copy["clusters"] == 2 and copy["p_value"] is None
+    heading = "Paired differences between every two configs"
+    md = (report["out"] / "report.md").read_text()
+    assert f"## {heading}" in md and f"{heading}:" in report["stdout"]
+    row = f"| truncate@synthetic | none-copy | {copy['n']} (2 clusters) | {copy['mean']:+.2f} ["
+    assert row in md
+    assert f"<h2>{heading}</h2>" in (report["out"] / "report.html").read_text()
+
+
 def test_retention_against_the_control_run(report):
     rows = {r["label"]: r for r in report["comparison"]["rows"]}
     assert rows["none@synthetic"]["retention"]["value"] == 1.0  # the control keeps everything
@@ -313,6 +335,35 @@ def test_labels_name_the_overrides_that_differ():
     }
 
 
+def _seed_run(rid: str, policy: str, seed: int, name: str = "{policy}@synthetic") -> RunData:
+    return RunData(
+        run_id=rid,
+        name=name.format(policy=policy, seed=seed),
+        start_time=int(rid),
+        tags={"policy": policy},
+        metrics={},
+        params={"transcript.seed": str(seed), "policy.name": policy},
+    )
+
+
+def _seed_table(seed: int, score: float) -> list[dict]:
+    """Recall probes of one seed's transcript, three compaction points of four probes."""
+    return [
+        {
+            "probe_id": f"s{seed}/p{point}/recall/{i}",
+            "transcript": f"s{seed}",
+            "point": point,
+            "type": "recall",
+            "question": f"q{seed}.{point}.{i}",
+            "score": score + 0.1 * i + 0.2 * point,
+            "failed": False,
+            "d/accuracy": score,
+        }
+        for point in range(3)
+        for i in range(4)
+    ]
+
+
 @pytest.mark.parametrize(
     ("name", "config"),
     [
@@ -324,40 +375,18 @@ def test_labels_name_the_overrides_that_differ():
 def test_runs_pair_with_the_reference_on_their_seed_and_pool_over_seeds(name, config):
     """Two seeds x (none, truncate), three compaction points each: every truncate run is
     paired with the none run of its seed, and the two pairings are pooled."""
-
-    def run(rid: str, policy: str, seed: int) -> RunData:
-        return RunData(
-            run_id=rid,
-            name=name.format(policy=policy, seed=seed),
-            start_time=int(rid),
-            tags={"policy": policy},
-            metrics={},
-            params={"transcript.seed": str(seed), "policy.name": policy},
-        )
-
-    def table(seed: int, score: float) -> list[dict]:
-        return [
-            {
-                "probe_id": f"s{seed}/p{point}/recall/{i}",
-                "transcript": f"s{seed}",
-                "point": point,
-                "type": "recall",
-                "question": f"q{seed}.{point}.{i}",
-                "score": score + 0.1 * i + 0.2 * point,
-                "failed": False,
-                "d/accuracy": score,
-            }
-            for point in range(3)
-            for i in range(4)
-        ]
-
     runs = [
-        run("1", "none", 1),
-        run("2", "none", 2),
-        run("3", "truncate", 1),
-        run("4", "truncate", 2),
+        _seed_run("1", "none", 1, name),
+        _seed_run("2", "none", 2, name),
+        _seed_run("3", "truncate", 1, name),
+        _seed_run("4", "truncate", 2, name),
     ]
-    tables = {"1": table(1, 4.0), "2": table(2, 4.5), "3": table(1, 1.0), "4": table(2, 2.5)}
+    tables = {
+        "1": _seed_table(1, 4.0),
+        "2": _seed_table(2, 4.5),
+        "3": _seed_table(1, 1.0),
+        "4": _seed_table(2, 2.5),
+    }
     labels = {r.run_id: r.run_id for r in runs}
     per_run, pooled = paired_differences(runs, labels, tables, ["accuracy"], "none")
     by_run = {d.run_ids[0]: d for d in per_run}
@@ -371,6 +400,38 @@ def test_runs_pair_with_the_reference_on_their_seed_and_pool_over_seeds(name, co
     assert both.run_ids == ["3", "4"] and both.label == f"{config}: 2 runs pooled"
     assert both.overall.n == 24 and both.overall.clusters == 6
     assert both.overall.mean == pytest.approx(-2.5) and both.overall.significant
+
+
+def test_every_two_configs_are_compared_on_paired_probes_pooled_over_seeds():
+    """Three policies over two seeds (a sweep's run names): three pairs, each later config
+    minus each earlier one, every run paired with the other config's run of its seed."""
+    name = "{policy} · seed={seed}"
+    scores = {"none": (4.0, 4.5), "hermes": (3.0, 4.0), "truncate": (1.0, 2.5)}
+    runs, tables = [], {}
+    for policy, by_seed in scores.items():
+        for seed, score in enumerate(by_seed, 1):
+            rid = str(len(runs) + 1)
+            runs.append(_seed_run(rid, policy, seed, name))
+            tables[rid] = _seed_table(seed, score)
+    labels = {r.run_id: r.name for r in runs}
+    pairs = pairwise_differences(runs, labels, tables, ["accuracy"])
+    assert [(p.label, p.reference_label) for p in pairs] == [
+        ("hermes (2 runs)", "none (2 runs)"),
+        ("truncate (2 runs)", "none (2 runs)"),
+        ("truncate (2 runs)", "hermes (2 runs)"),
+    ]
+    # Seed 1: 1.0 - 3.0, seed 2: 2.5 - 4.0; the same probes, so every probe differs by that.
+    last = pairs[-1]
+    assert last.run_ids == ["5", "6"] and last.reference_run_ids == ["3", "4"]
+    assert last.overall.mean == pytest.approx(-1.75) and last.overall.n == 24
+    assert last.overall.clusters == 6 and last.overall.significant
+    assert last.dimensions["accuracy"].mean == pytest.approx(-1.75)
+    # The pair with the reference is the pooled difference against it.
+    _, pooled = paired_differences(runs, labels, tables, ["accuracy"], "none")
+    assert pairs[1].overall == next(p for p in pooled if p.run_ids == ["5", "6"]).overall
+    # One seed's runs only: single-run configs keep their labels.
+    one = pairwise_differences(runs[::2], labels, tables, [])
+    assert one[0].label == "hermes · seed=1" and one[0].overall.n == 12
 
 
 def test_pareto_front():

@@ -50,7 +50,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reference",
         help=f"policy every run is compared with on paired probes (default: "
-        f"{DEFAULT_REFERENCE}, when the runs include it); '-' for no paired differences",
+        f"{DEFAULT_REFERENCE}, when the runs include it); '-' for none (every two configs "
+        "are still compared)",
     )
     p.add_argument("--probe-type", choices=PROBE_TYPES, help="pair only probes of this type")
     p.add_argument(
@@ -114,8 +115,8 @@ def _reference(given: str | None, selection: Selection) -> str | None:
     if any(run.policy == DEFAULT_REFERENCE for run in selection.runs):
         return DEFAULT_REFERENCE
     print(
-        f"note: no '{DEFAULT_REFERENCE}' run here, so no paired differences "
-        "(choose a reference policy with --reference)",
+        f"note: no '{DEFAULT_REFERENCE}' run here, so no paired differences against a "
+        "reference (choose a reference policy with --reference)",
         file=sys.stderr,
     )
     return None

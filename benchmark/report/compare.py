@@ -1,7 +1,8 @@
 """The comparison: one row per run (scores, CIs, cost of context) and how runs are named.
 
 Scores and their CIs come from the runs' metrics (computed per run when it was
-logged); the paired differences against a reference are ``paired.py``'s.
+logged); the paired differences against a reference are ``paired.py``'s, those
+between every pair of configs ``pairwise.py``'s.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from benchmark.report.layout import (
 )
 from benchmark.report.load import RunData, Selection
 from benchmark.report.paired import DIM_PREFIX, Delta, Paired, Table, paired_differences
+from benchmark.report.pairwise import pairwise_differences
 from benchmark.report.retention import CONTROL as RETENTION_CONTROL
 from benchmark.report.retention import retention_against_control
 
@@ -75,6 +77,10 @@ class Comparison(BaseModel):
     pooled: list[Paired] = Field(
         default_factory=list,
         description="each config vs the reference, pooled over its runs on other probes (seeds)",
+    )
+    pairs: list[Paired] = Field(
+        default_factory=list,
+        description="every later config minus every earlier one, pooled over its runs",
     )
 
 
@@ -129,6 +135,10 @@ def compare(
         )
         for out in pooled:
             out.label = strip_suffix(out.label, suffix)
+    pairs = pairwise_differences(runs, labels, tables, dims, probe_type=probe_type)
+    for out in pairs:  # a pooled config is named by its run name, suffix and all
+        out.label = strip_suffix(out.label, suffix)
+        out.reference_label = strip_suffix(out.reference_label or "", suffix)
     return Comparison(
         kind=selection.kind,
         source=selection.source,
@@ -144,6 +154,7 @@ def compare(
         rows=rows,
         differences=differences,
         pooled=pooled,
+        pairs=pairs,
     )
 
 

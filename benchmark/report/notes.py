@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmark.report.cells import constant_columns
+from benchmark.report.cells import PAIRS_HEADING, constant_columns
 from benchmark.report.compare import AGREEMENT_COLUMN, Comparison
 from benchmark.report.retention import CONTROL
 from benchmark.stats import METHOD, MIN_CLUSTERS_FOR_TEST
@@ -19,7 +19,7 @@ def test_notes(comparison: Comparison) -> list[str]:
     """How differences are tested, and one line on those with too few clusters to test."""
     deltas = [
         d
-        for paired in (*comparison.differences, *comparison.pooled)
+        for paired in (*comparison.differences, *comparison.pooled, *comparison.pairs)
         for d in (paired.overall, *paired.dimensions.values())
         if d is not None
     ]
@@ -75,6 +75,15 @@ def notes(comparison: Comparison) -> list[str]:
             "reference, red: below; shaded when the interval excludes 0."
         )
         out.extend(test_notes(comparison))
+    if comparison.pairs:
+        out.append(
+            f"{PAIRS_HEADING}: the row's config minus the one beside it (each later row's "
+            f"minus each earlier one's), on the same probes ({probes}, scored in both), by "
+            "the same pairing, interval and test as the differences against the reference; "
+            "a config run over several seeds is pooled over its runs."
+        )
+        if comparison.reference is None:
+            out.extend(test_notes(comparison))
     if comparison.pooled:
         out.append(
             "Pooled: the runs of one config that differ only in their probes (seed, "
