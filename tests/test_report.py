@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import SMALL, compose_config
 
+from benchmark import metric_names
 from benchmark.report.__main__ import main
 from benchmark.report.compare import make_labels
 from benchmark.report.load import RunData, client_for, load_table
@@ -118,7 +119,8 @@ def test_reads_at_a_glance(report):
     assert [r["policy"] for r in rows] == ["none", "none", "truncate"]  # reference first
     assert rows[0]["overall"]["value"] >= rows[1]["overall"]["value"]
     assert comparison["name"] == "2025-01-01_10-00-00" and comparison["suffix"] == ""
-    assert set(comparison["probe_types"]) >= {"recall"} and rows[0]["by_type"]["recall"] > 0
+    assert set(comparison["probe_types"]) >= {"recall"}
+    assert rows[0]["by_type"]["recall"]["value"] > 0
     md = " ".join((report["out"] / "report.md").read_text().split())
     assert md.startswith("# Compaction benchmark: sweep 2025-01-01_10-00-00 ")
     assert "Warning: the intervals rest on 2 cluster(s)" in md
@@ -131,6 +133,45 @@ def test_reads_at_a_glance(report):
     truncate = next(d for d in comparison["differences"] if d["label"] == "truncate@synthetic")
     assert f'<td class="down">{truncate["overall"]["mean"]:+.2f}<br>' in page  # worse: red
     assert page.count('<div class="scroll"><table>') == page.count("<table>")
+
+
+def test_per_type_cells_are_the_runs_own_scores_with_their_intervals(store, report):
+    """Each per-type cell is the run's metric type/<type> and its logged 95% CI, as MLflow
+    shows them, in the Markdown and on the terminal alike."""
+    client = client_for(None, store)
+    md = (report["out"] / "report.md").read_text()
+    types = report["comparison"]["probe_types"]
+    assert types == ["recall", "artifact", "continuation", "decision"]
+    for row in report["comparison"]["rows"]:
+        metrics = client.get_run(row["run_id"]).data.metrics
+        cells = []
+        for ptype in types:
+            name = metric_names.type_overall(ptype)
+            low, high = metric_names.ci_names(name)
+            expected = {"value": metrics[name], "low": metrics[low], "high": metrics[high]}
+            assert row["by_type"][ptype] == expected
+            cells.append(f"{metrics[name]:.2f} [{metrics[low]:.2f}, {metrics[high]:.2f}]")
+        line = f"| {row['label']} | {' | '.join(cells)} |"
+        assert line in md and line in report["stdout"]
+
+
+def test_per_type_bounds_follow_ci_names_and_fall_back_to_the_table(monkeypatch):
+    """The bounds are read by ``ci_names`` (whatever it names them); a run that logged no
+    per-type metric gets its table's mean with the same cluster jackknife t interval."""
+    from benchmark.report.per_type import type_scores
+    from benchmark.stats import cluster_interval
+
+    monkeypatch.setattr(metric_names, "ci_names", lambda name: (f"{name}/lo", f"{name}/hi"))
+    logged = _seed_run("1", "none", 1)
+    logged.metrics = {"type/recall": 4.2, "type/recall/lo": 3.9, "type/recall/hi": 4.4}
+    bare = _seed_run("2", "truncate", 1)  # no metrics: an older run
+    table = _seed_table(1, 1.0)
+    types, scores = type_scores([logged, bare], {"1": [], "2": table}, 5.0)
+    assert types == ["recall"] and scores["1"]["recall"] == (4.2, 3.9, 4.4)
+    est = cluster_interval(
+        [r["score"] for r in table], [(r["transcript"], r["point"]) for r in table], limits=(0, 5)
+    )
+    assert scores["2"]["recall"] == (est.mean, est.low, est.high) and est.low < est.high
 
 
 def test_run_ids_link_to_the_ui_of_a_tracking_server(report):
@@ -570,6 +611,7 @@ def test_next_action_probes_show_their_control_agreement_beside_them(tmp_path):
     types = comparison["probe_types"]
     assert types[types.index("next_action") + 1] == AGREEMENT_COLUMN
     by_run = {row["label"]: row["by_type"] for row in comparison["rows"]}
-    assert by_run["none"][AGREEMENT_COLUMN] == 5.0  # uncompacted: the same answer twice
-    assert 0 <= by_run["truncate"][AGREEMENT_COLUMN] <= 5
+    assert by_run["none"][AGREEMENT_COLUMN]["value"] == 5.0  # uncompacted: the same answer
+    truncate = by_run["truncate"][AGREEMENT_COLUMN]
+    assert 0 <= truncate["low"] <= truncate["value"] <= truncate["high"] <= 5
     assert f"`{AGREEMENT_COLUMN}` against the answer" in (out / "report.md").read_text()

@@ -167,10 +167,13 @@ def _pairs(diff: Paired) -> Cell:
 
 
 def type_cells(comparison: Comparison) -> tuple[list[str], list[list[Cell]]]:
-    """Mean probe score of each run per probe type: which kind of fact a policy loses."""
+    """Each run's score per probe type with its 95% CI: which kind of fact a policy loses."""
     header = ["run", *comparison.probe_types]
     body = [
-        [Cell(row.label), *(Cell(fmt(row.by_type.get(t))) for t in comparison.probe_types)]
+        [
+            Cell(row.label),
+            *(interval_cell(row.by_type.get(t, Interval())) for t in comparison.probe_types),
+        ]
         for row in comparison.rows
     ]
     return header, body

@@ -15,7 +15,6 @@ from pydantic import BaseModel, Field
 
 from benchmark import metric_names as names
 from benchmark.report.layout import (
-    by_type,
     clusters,
     common_suffix,
     order,
@@ -25,10 +24,11 @@ from benchmark.report.layout import (
 from benchmark.report.load import RunData, Selection
 from benchmark.report.paired import DIM_PREFIX, Delta, Paired, Table, paired_differences
 from benchmark.report.pairwise import pairwise_differences
+from benchmark.report.per_type import AGREEMENT_COLUMN, type_scores
 from benchmark.report.retention import CONTROL as RETENTION_CONTROL
 from benchmark.report.retention import retention_against_control
 
-__all__ = ["Comparison", "Delta", "Interval", "Paired", "Row", "compare"]
+__all__ = ["AGREEMENT_COLUMN", "Comparison", "Delta", "Interval", "Paired", "Row", "compare"]
 
 
 class Interval(BaseModel):
@@ -55,7 +55,9 @@ class Row(BaseModel):
     retention: Interval = Field(
         default_factory=Interval, description="score over the control run's on the same probes"
     )
-    by_type: dict[str, float] = Field(default_factory=dict, description="mean score per probe type")
+    by_type: dict[str, Interval] = Field(
+        default_factory=dict, description="score per probe type, with its 95% CI"
+    )
     clusters: int = Field(0, description="(transcript, point) clusters behind its CIs")
 
 
@@ -84,10 +86,6 @@ class Comparison(BaseModel):
     )
 
 
-# The per-type table's column of next_action answers scored against the control's answer.
-AGREEMENT_COLUMN = "next_action vs control"
-
-
 def compare(
     selection: Selection,
     tables: dict[str, Table],
@@ -101,7 +99,7 @@ def compare(
     suffix = common_suffix(list(labels.values()))
     labels = {rid: strip_suffix(label, suffix) for rid, label in labels.items()}
     dims = dimension_names(runs, tables)
-    types, means = by_type(tables)
+    types, per_type = type_scores(runs, tables, _scale_max(runs))
     ranked = order(
         {r.run_id: r.metrics.get(names.OVERALL) for r in runs},
         {r.run_id: r.policy for r in runs},
@@ -109,14 +107,12 @@ def compare(
     )
     runs = sorted(runs, key=lambda r: ranked.index(r.run_id))
     rows = [_row(run, labels[run.run_id], dims) for run in runs]
-    agreement = names.type_control_agreement("next_action")
-    for run, row in zip(runs, rows, strict=True):
-        row.by_type = dict(means.get(row.run_id, {}))
-        if agreement in run.metrics:  # beside the log's next step, the control's answer
-            row.by_type[AGREEMENT_COLUMN] = run.metrics[agreement]
+    for row in rows:
+        row.by_type = {
+            t: Interval(value=v, low=low, high=high)
+            for t, (v, low, high) in per_type[row.run_id].items()
+        }
         row.clusters = clusters(tables.get(row.run_id, []))
-    if any(AGREEMENT_COLUMN in row.by_type for row in rows) and "next_action" in types:
-        types.insert(types.index("next_action") + 1, AGREEMENT_COLUMN)
     kept = retention_against_control(runs, tables, probe_type)
     for row in rows:
         if row.run_id in kept:

@@ -59,6 +59,11 @@ def notes(comparison: Comparison) -> list[str]:
             f"control run's on the same probes ({probes}, scored in both); 1.00 keeps "
             "everything the control scored."
         )
+    if comparison.probe_types:
+        out.append(
+            "Per probe type: each run's score on that type's probes alone, as it logged it "
+            "(`type/<type>`, the overall of their roll-up), with its 95% CI."
+        )
     if AGREEMENT_COLUMN in comparison.probe_types:
         out.append(
             "Next-action probes are scored by rule (5 same verb and target, 3 same target, "
