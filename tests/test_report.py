@@ -21,7 +21,7 @@ from benchmark.report.compare import make_labels
 from benchmark.report.load import RunData, client_for, load_table
 from benchmark.report.paired import paired_differences
 from benchmark.report.pairwise import pairwise_differences
-from benchmark.report.plots import pareto_front
+from benchmark.tracking.run_colours import colour_at
 
 OLD_SWEEP = "/runs/multirun/2025-01-01/09-00-00"
 SWEEP = "/runs/multirun/2025-01-01/10-00-00"
@@ -174,6 +174,17 @@ def test_per_type_bounds_follow_ci_names_and_fall_back_to_the_table(monkeypatch)
     assert scores["2"]["recall"] == (est.mean, est.low, est.high) and est.low < est.high
 
 
+def test_each_row_has_its_mlflow_run_colour(store, report):
+    """A run's colour in the figures is the one MLflow shows it in (its runColor tag)."""
+    from benchmark.tracking.run_colours import RUN_COLOR_TAG
+
+    client = client_for(None, store)
+    for row in report["comparison"]["rows"]:
+        assert row["colour"] == client.get_run(row["run_id"]).data.tags[RUN_COLOR_TAG]
+    colours = {r["policy"]: r["colour"] for r in report["comparison"]["rows"]}
+    assert colours["none"] != colours["truncate"]
+
+
 def test_run_ids_link_to_the_ui_of_a_tracking_server(report):
     from benchmark.report.compare import Comparison
     from benchmark.report.render import to_html, to_markdown
@@ -321,6 +332,8 @@ def test_experiment_and_sweep_selection(store, report, tmp_path):
     assert comparison["kind"] == "experiment" and len(comparison["rows"]) == 4  # no report run
     bare = next(r for r in comparison["rows"] if r["probes"] == 10)  # the run without a table
     assert bare["label"].startswith("truncate@synthetic #")  # same name, no params to tell
+    # No runColor tag: the palette's colour of its place in the table.
+    assert bare["colour"] == colour_at(comparison["rows"].index(bare))
     diff = next(d for d in comparison["differences"] if d["run_ids"] == [bare["run_id"]])
     assert diff["overall"] is None and diff["note"] == "no probes scored in both runs"
     code, _, err = _report(["09-00-00", "--store-dir", str(store), "--out", str(tmp_path)])
@@ -473,12 +486,6 @@ def test_every_two_configs_are_compared_on_paired_probes_pooled_over_seeds():
     # One seed's runs only: single-run configs keep their labels.
     one = pairwise_differences(runs[::2], labels, tables, [])
     assert one[0].label == "hermes · seed=1" and one[0].overall.n == 12
-
-
-def test_pareto_front():
-    # (tokens kept, score): fewer tokens and a higher score is better.
-    points = [(100.0, 4.8), (15.0, 1.5), (50.0, 1.0), (40.0, 3.0), (100.0, 4.0)]
-    assert pareto_front(points) == [1, 3, 0]
 
 
 def _chromium() -> str | None:

@@ -27,6 +27,9 @@ from benchmark.report.pairwise import pairwise_differences
 from benchmark.report.per_type import AGREEMENT_COLUMN, type_scores
 from benchmark.report.retention import CONTROL as RETENTION_CONTROL
 from benchmark.report.retention import retention_against_control
+from benchmark.tracking.run_colours import RUN_COLOR_TAG, colour_at
+
+_HEX = re.compile(r"#[0-9a-fA-F]{6}")
 
 __all__ = ["AGREEMENT_COLUMN", "Comparison", "Delta", "Interval", "Paired", "Row", "compare"]
 
@@ -59,6 +62,9 @@ class Row(BaseModel):
         default_factory=dict, description="score per probe type, with its 95% CI"
     )
     clusters: int = Field(0, description="(transcript, point) clusters behind its CIs")
+    colour: str = Field(
+        "", description="its MLflow run colour (tag mlflow.runColor), else the palette's"
+    )
 
 
 class Comparison(BaseModel):
@@ -107,7 +113,8 @@ def compare(
     )
     runs = sorted(runs, key=lambda r: ranked.index(r.run_id))
     rows = [_row(run, labels[run.run_id], dims) for run in runs]
-    for row in rows:
+    for index, (run, row) in enumerate(zip(runs, rows, strict=True)):
+        row.colour = run_colour(run, index)
         row.by_type = {
             t: Interval(value=v, low=low, high=high)
             for t, (v, low, high) in per_type[row.run_id].items()
@@ -152,6 +159,13 @@ def compare(
         pooled=pooled,
         pairs=pairs,
     )
+
+
+def run_colour(run: RunData, index: int) -> str:
+    """The colour MLflow shows the run in (a ``#rrggbb`` tag), else the ``index``-th of
+    MLflow's palette (``run_colours.colour_at``)."""
+    tag = run.tags.get(RUN_COLOR_TAG, "")
+    return tag if _HEX.fullmatch(tag) else colour_at(index)
 
 
 def _scale_max(runs: Sequence[RunData]) -> float | None:
