@@ -127,9 +127,15 @@ def _print(comparison: Comparison, files: ReportFiles) -> None:
     from rich.markdown import Markdown
 
     from benchmark.report.cells import tables
+    from benchmark.report.notes import top_warnings
     from benchmark.report.render import markdown_table
 
     console = Console()
+    for line in comparison.header:  # what produced the numbers, as the files open
+        print(f"{line.name}: {line.value}")
+    for note in top_warnings(comparison):
+        print(note)
+    print()
     for i, (heading, table) in enumerate(tables(comparison)):
         text = markdown_table(*table)
         if console.is_terminal:

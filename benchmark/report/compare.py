@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, Field
 
 from benchmark import metric_names as names
+from benchmark.report.header import HeaderLine, header_lines
 from benchmark.report.layout import (
     clusters,
     common_suffix,
@@ -90,6 +91,9 @@ class Comparison(BaseModel):
         default_factory=list,
         description="every later config minus every earlier one, pooled over its runs",
     )
+    header: list[HeaderLine] = Field(
+        default_factory=list, description="answerer, judge, rubric, data, clusters, reference"
+    )
 
 
 def compare(
@@ -142,7 +146,14 @@ def compare(
     for out in pairs:  # a pooled config is named by its run name, suffix and all
         out.label = strip_suffix(out.label, suffix)
         out.reference_label = strip_suffix(out.reference_label or "", suffix)
+    where = f"sweep `{selection.source}`" if selection.kind == "sweep" else "all runs"
+    where += f" of experiment `{selection.experiment}`"
+    where += f"; each named `<name>{suffix}`" if suffix else ""
+    header = header_lines(
+        runs, {row.run_id: row.clusters for row in rows}, where=where, reference=reference
+    )
     return Comparison(
+        header=header,
         kind=selection.kind,
         source=selection.source,
         name=short_name(selection.kind, selection.source),
