@@ -17,10 +17,7 @@ from conftest import SMALL, compose_config
 
 from benchmark import metric_names
 from benchmark.report.__main__ import main
-from benchmark.report.compare import make_labels
-from benchmark.report.load import RunData, client_for, load_table
-from benchmark.report.paired import paired_differences
-from benchmark.report.pairwise import pairwise_differences
+from benchmark.report.load import client_for, load_table
 from benchmark.tracking.run_colours import colour_at
 
 OLD_SWEEP = "/runs/multirun/2025-01-01/09-00-00"
@@ -156,25 +153,6 @@ def test_per_type_cells_are_the_runs_own_scores_with_their_intervals(store, repo
         assert line in md and line in report["stdout"]
 
 
-def test_per_type_bounds_follow_ci_names_and_fall_back_to_the_table(monkeypatch):
-    """The bounds are read by ``ci_names`` (whatever it names them); a run that logged no
-    per-type metric gets its table's mean with the same cluster jackknife t interval."""
-    from benchmark.report.per_type import type_scores
-    from benchmark.stats import cluster_interval
-
-    monkeypatch.setattr(metric_names, "ci_names", lambda name: (f"{name}/lo", f"{name}/hi"))
-    logged = _seed_run("1", "none", 1)
-    logged.metrics = {"type/recall": 4.2, "type/recall/lo": 3.9, "type/recall/hi": 4.4}
-    bare = _seed_run("2", "truncate", 1)  # no metrics: an older run
-    table = _seed_table(1, 1.0)
-    types, scores = type_scores([logged, bare], {"1": [], "2": table}, 5.0)
-    assert types == ["recall"] and scores["1"]["recall"] == (4.2, 3.9, 4.4)
-    est = cluster_interval(
-        [r["score"] for r in table], [(r["transcript"], r["point"]) for r in table], limits=(0, 5)
-    )
-    assert scores["2"]["recall"] == (est.mean, est.low, est.high) and est.low < est.high
-
-
 def test_each_row_has_its_mlflow_run_colour(store, report):
     """A run's colour in the figures is the one MLflow shows it in (its runColor tag)."""
     from benchmark.tracking.run_colours import RUN_COLOR_TAG
@@ -237,16 +215,6 @@ def test_run_ids_link_to_the_ui_of_a_tracking_server(report):
     url = f"http://mlflow.example:5000/#/experiments/{comparison.experiment_id}/runs/{row.run_id}"
     assert f'<a href="{url}">{row.run_id}</a>' in to_html(comparison)
     assert f"[{row.run_id}]({url})" in to_markdown(comparison)
-
-
-def test_a_suffix_common_to_every_label_is_stated_once():
-    from benchmark.report.layout import common_suffix, strip_suffix
-
-    labels = ["none@synthetic", "hermes@synthetic (transcript.seed=2)"]
-    assert common_suffix(labels) == "@synthetic"
-    assert strip_suffix(labels[1], "@synthetic") == "hermes (transcript.seed=2)"
-    assert common_suffix([*labels, "none-copy"]) == ""
-    assert common_suffix([*labels, "x@swe"]) == ""
 
 
 def test_paired_differences_against_none_on_recall_probes(report):
@@ -405,128 +373,6 @@ def test_missing_store_is_one_line_and_not_created(tmp_path):
     code, out, err = _report(["--store-dir", str(tmp_path / "none")])
     assert code == 2 and out == "" and err.startswith("error: no MLflow store at")
     assert not (tmp_path / "none").exists()
-
-
-def test_labels_name_the_overrides_that_differ():
-    def run(rid: str, name: str, seed: str, policy: str) -> RunData:
-        return RunData(
-            run_id=rid,
-            name=name,
-            start_time=int(rid),
-            tags={"policy": policy, "sweep_overrides": "policy=none,truncate transcript.seed=1,2"},
-            metrics={},
-            params={"transcript.seed": seed, "policy.name": policy},
-        )
-
-    runs = [
-        run("1", "none@synthetic", "1", "none"),
-        run("2", "none@synthetic", "2", "none"),
-        run("3", "truncate@synthetic", "2", "truncate"),
-    ]
-    assert make_labels(runs) == {
-        "1": "none@synthetic (transcript.seed=1)",
-        "2": "none@synthetic (transcript.seed=2)",
-        "3": "truncate@synthetic",
-    }
-
-
-def _seed_run(rid: str, policy: str, seed: int, name: str = "{policy}@synthetic") -> RunData:
-    return RunData(
-        run_id=rid,
-        name=name.format(policy=policy, seed=seed),
-        start_time=int(rid),
-        tags={"policy": policy},
-        metrics={},
-        params={"transcript.seed": str(seed), "policy.name": policy},
-    )
-
-
-def _seed_table(seed: int, score: float) -> list[dict]:
-    """Recall probes of one seed's transcript, three compaction points of four probes."""
-    return [
-        {
-            "probe_id": f"s{seed}/p{point}/recall/{i}",
-            "transcript": f"s{seed}",
-            "point": point,
-            "type": "recall",
-            "question": f"q{seed}.{point}.{i}",
-            "score": score + 0.1 * i + 0.2 * point,
-            "failed": False,
-            "d/accuracy": score,
-        }
-        for point in range(3)
-        for i in range(4)
-    ]
-
-
-@pytest.mark.parametrize(
-    ("name", "config"),
-    [
-        ("{policy}@synthetic", "truncate@synthetic"),
-        # A sweep's run names carry the swept seed; the runs are still one config.
-        ("{policy} · transcript.seed={seed}", "truncate"),
-    ],
-)
-def test_runs_pair_with_the_reference_on_their_seed_and_pool_over_seeds(name, config):
-    """Two seeds x (none, truncate), three compaction points each: every truncate run is
-    paired with the none run of its seed, and the two pairings are pooled."""
-    runs = [
-        _seed_run("1", "none", 1, name),
-        _seed_run("2", "none", 2, name),
-        _seed_run("3", "truncate", 1, name),
-        _seed_run("4", "truncate", 2, name),
-    ]
-    tables = {
-        "1": _seed_table(1, 4.0),
-        "2": _seed_table(2, 4.5),
-        "3": _seed_table(1, 1.0),
-        "4": _seed_table(2, 2.5),
-    }
-    labels = {r.run_id: r.run_id for r in runs}
-    per_run, pooled = paired_differences(runs, labels, tables, ["accuracy"], "none")
-    by_run = {d.run_ids[0]: d for d in per_run}
-    assert by_run["1"].is_reference and by_run["2"].is_reference
-    assert by_run["3"].reference_run_ids == ["1"] and by_run["4"].reference_run_ids == ["2"]
-    assert by_run["3"].overall.mean == pytest.approx(-3.0)
-    assert by_run["4"].overall.mean == pytest.approx(-2.0)
-    assert by_run["3"].overall.n == 12 and by_run["3"].overall.clusters == 3
-    assert by_run["4"].dimensions["accuracy"].mean == pytest.approx(-2.0)
-    [both] = pooled
-    assert both.run_ids == ["3", "4"] and both.label == f"{config}: 2 runs pooled"
-    assert both.overall.n == 24 and both.overall.clusters == 6
-    assert both.overall.mean == pytest.approx(-2.5) and both.overall.significant
-
-
-def test_every_two_configs_are_compared_on_paired_probes_pooled_over_seeds():
-    """Three policies over two seeds (a sweep's run names): three pairs, each later config
-    minus each earlier one, every run paired with the other config's run of its seed."""
-    name = "{policy} · seed={seed}"
-    scores = {"none": (4.0, 4.5), "hermes": (3.0, 4.0), "truncate": (1.0, 2.5)}
-    runs, tables = [], {}
-    for policy, by_seed in scores.items():
-        for seed, score in enumerate(by_seed, 1):
-            rid = str(len(runs) + 1)
-            runs.append(_seed_run(rid, policy, seed, name))
-            tables[rid] = _seed_table(seed, score)
-    labels = {r.run_id: r.name for r in runs}
-    pairs = pairwise_differences(runs, labels, tables, ["accuracy"])
-    assert [(p.label, p.reference_label) for p in pairs] == [
-        ("hermes (2 runs)", "none (2 runs)"),
-        ("truncate (2 runs)", "none (2 runs)"),
-        ("truncate (2 runs)", "hermes (2 runs)"),
-    ]
-    # Seed 1: 1.0 - 3.0, seed 2: 2.5 - 4.0; the same probes, so every probe differs by that.
-    last = pairs[-1]
-    assert last.run_ids == ["5", "6"] and last.reference_run_ids == ["3", "4"]
-    assert last.overall.mean == pytest.approx(-1.75) and last.overall.n == 24
-    assert last.overall.clusters == 6 and last.overall.significant
-    assert last.dimensions["accuracy"].mean == pytest.approx(-1.75)
-    # The pair with the reference is the pooled difference against it.
-    _, pooled = paired_differences(runs, labels, tables, ["accuracy"], "none")
-    assert pairs[1].overall == next(p for p in pooled if p.run_ids == ["5", "6"]).overall
-    # One seed's runs only: single-run configs keep their labels.
-    one = pairwise_differences(runs[::2], labels, tables, [])
-    assert one[0].label == "hermes · seed=1" and one[0].overall.n == 12
 
 
 def _chromium() -> str | None:

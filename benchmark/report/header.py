@@ -20,6 +20,10 @@ from benchmark.report.retention import CONTROL
 PATH_CHARS = 80  # a transcript path longer than this is cut at its start
 
 
+def _count(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 class HeaderLine(BaseModel):
     name: str
     value: str
@@ -53,7 +57,7 @@ def _rubric(run: RunData) -> str | None:
     if "rubric.scale_max" in p:
         text += f", 0-{p['rubric.scale_max']} per criterion"
     if dims:
-        text += f", {len(dims)} dimensions"
+        text += f", {_count(len(dims), 'dimension')}"
     if run.tags.get("not_measured"):
         text += f" ({run.tags['not_measured']} not measured)"
     return text
@@ -79,7 +83,7 @@ def _data(run: RunData, seeds: str) -> str | None:
     files = run.metrics.get("transcripts/files")
     if kind == "synthetic":
         count = int(files if files is not None else float(p.get("transcript.sessions", 0)))
-        text = f"{count} generated session{'s' if count != 1 else ''} per run"
+        text = f"{_count(count, 'generated session')} per run"
         details = [seeds] if seeds else []
         if "transcript.target_tokens" in p:
             details.append(f"about {int(float(p['transcript.target_tokens'])):,} tokens each")
@@ -89,8 +93,7 @@ def _data(run: RunData, seeds: str) -> str | None:
     path = p.get("transcript.path", "")
     if len(path) > PATH_CHARS:
         path = "..." + path[-PATH_CHARS:]
-    count = f"{int(files)} " if files is not None else ""
-    text = f"{count}transcript file{'s' if files != 1 else ''}"
+    text = _count(int(files), "transcript file") if files is not None else "transcript files"
     text += f" from `{path}`" if path else ""
     fmt = p.get("transcript.format")
     return f"{text} (format {fmt})" if fmt else text
@@ -101,7 +104,7 @@ def _clusters(run: RunData, clusters: int) -> str | None:
     count = clusters or int(run.metrics.get(names.POINTS_TOTAL, 0))
     if not count:
         return None
-    return f"{count} (transcript, compaction point) cluster{'s' if count != 1 else ''} per run"
+    return f"{_count(count, '(transcript, compaction point) cluster')} per run"
 
 
 def _summary(values: Sequence[str | None]) -> str | None:
@@ -111,7 +114,7 @@ def _summary(values: Sequence[str | None]) -> str | None:
         return None
     if len(counts) == 1:
         return next(iter(counts))
-    return "; ".join(f"{v} ({n} run{'s' if n != 1 else ''})" for v, n in counts.items())
+    return "; ".join(f"{v} ({_count(n, 'run')})" for v, n in counts.items())
 
 
 def header_lines(
@@ -127,8 +130,7 @@ def header_lines(
     lines = [
         (
             "Runs",
-            f"{len(runs)} run{'s' if len(runs) != 1 else ''} of {len(policies)} "
-            f"polic{'ies' if len(policies) != 1 else 'y'} "
+            f"{_count(len(runs), 'run')} of {_count(len(policies), 'policy', 'policies')} "
             f"({', '.join(policies)}), {where}",
         ),
         ("Answerer", _summary([_role("answerer")(r) for r in runs])),
