@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import SMALL, compose_config
 
+from benchmark import metric_names
 from benchmark.report.__main__ import main
-from benchmark.report.compare import make_labels
-from benchmark.report.load import RunData, client_for, load_table
-from benchmark.report.paired import paired_differences
-from benchmark.report.plots import pareto_front
+from benchmark.report.load import client_for, load_table
+from benchmark.tracking.run_colours import colour_at
 
 OLD_SWEEP = "/runs/multirun/2025-01-01/09-00-00"
 SWEEP = "/runs/multirun/2025-01-01/10-00-00"
@@ -117,11 +116,13 @@ def test_reads_at_a_glance(report):
     assert [r["policy"] for r in rows] == ["none", "none", "truncate"]  # reference first
     assert rows[0]["overall"]["value"] >= rows[1]["overall"]["value"]
     assert comparison["name"] == "2025-01-01_10-00-00" and comparison["suffix"] == ""
-    assert set(comparison["probe_types"]) >= {"recall"} and rows[0]["by_type"]["recall"] > 0
+    assert set(comparison["probe_types"]) >= {"recall"}
+    assert rows[0]["by_type"]["recall"]["value"] > 0
     md = " ".join((report["out"] / "report.md").read_text().split())
     assert md.startswith("# Compaction benchmark: sweep 2025-01-01_10-00-00 ")
     assert "Warning: the intervals rest on 2 cluster(s)" in md
-    assert "Scores: 0-5 per rubric criterion" in md and "`none` is the uncompacted" in md
+    assert "Scores: 0-5 per rubric criterion" in md
+    assert "**Reference**: `none`, the uncompacted control" in md
     assert "Same on every run, so not in the table: cost (USD) 0.0000, failures 0" in md
     assert "| failures |" not in md and "| cost (USD) |" not in md
     assert "## Mean score per probe type" in md and "## MLflow runs" in md
@@ -130,6 +131,77 @@ def test_reads_at_a_glance(report):
     truncate = next(d for d in comparison["differences"] if d["label"] == "truncate@synthetic")
     assert f'<td class="down">{truncate["overall"]["mean"]:+.2f}<br>' in page  # worse: red
     assert page.count('<div class="scroll"><table>') == page.count("<table>")
+
+
+def test_per_type_cells_are_the_runs_own_scores_with_their_intervals(store, report):
+    """Each per-type cell is the run's metric type/<type> and its logged 95% CI, as MLflow
+    shows them, in the Markdown and on the terminal alike."""
+    client = client_for(None, store)
+    md = (report["out"] / "report.md").read_text()
+    types = report["comparison"]["probe_types"]
+    assert types == ["recall", "artifact", "continuation", "decision"]
+    for row in report["comparison"]["rows"]:
+        metrics = client.get_run(row["run_id"]).data.metrics
+        cells = []
+        for ptype in types:
+            name = metric_names.type_overall(ptype)
+            low, high = metric_names.ci_names(name)
+            expected = {"value": metrics[name], "low": metrics[low], "high": metrics[high]}
+            assert row["by_type"][ptype] == expected
+            cells.append(f"{metrics[name]:.2f} [{metrics[low]:.2f}, {metrics[high]:.2f}]")
+        line = f"| {row['label']} | {' | '.join(cells)} |"
+        assert line in md and line in report["stdout"]
+
+
+def test_each_row_has_its_mlflow_run_colour(store, report):
+    """A run's colour in the figures is the one MLflow shows it in (its runColor tag)."""
+    from benchmark.tracking.run_colours import RUN_COLOR_TAG
+
+    client = client_for(None, store)
+    for row in report["comparison"]["rows"]:
+        assert row["colour"] == client.get_run(row["run_id"]).data.tags[RUN_COLOR_TAG]
+    colours = {r["policy"]: r["colour"] for r in report["comparison"]["rows"]}
+    assert colours["none"] != colours["truncate"]
+
+
+def test_the_page_opens_on_what_produced_the_numbers_and_ends_on_the_method(report):
+    """Header block (answerer, judge and rubric, data, clusters), the short warning, the
+    tables, the figures, then the Method section with every explanatory note; the same
+    order in Markdown and HTML, and the header on the terminal too."""
+    header = {line["name"]: line["value"] for line in report["comparison"]["header"]}
+    assert header["Answerer"] == "extractive" and header["Judge"] == "reference"
+    assert header["Rubric"].startswith("seed, 0-5 per criterion, 6 dimensions")
+    assert "(instruction_following not measured)" in header["Rubric"]
+    assert header["Data"].startswith("1 generated session per run (seed 0;")
+    assert header["Clusters"] == "2 (transcript, compaction point) clusters per run"
+    assert header["Runs"].startswith(f"3 runs of 2 policies (none, truncate), sweep `{SWEEP}`")
+    md = (report["out"] / "report.md").read_text()
+    page = html.unescape((report["out"] / "report.html").read_text())
+    for name, value in header.items():
+        assert f"- **{name}**: {value}" in md
+        assert f"<li><b>{name}</b>: {value.replace('`', '')}</li>" in page
+        assert f"{name}: {value}\n" in report["stdout"]
+    order = [
+        "Answerer",
+        "Warning: the intervals rest on 2 cluster(s)",
+        "Comparison",
+        "Mean score per probe type",
+        "Paired differences vs none",
+        "Paired differences between every two configs",
+        "Score vs tokens kept",
+        "Rubric dimensions",
+        "Method",
+        "Scores: 0-5 per rubric criterion",
+        "Same on every run, so not in the table",
+        "Retention vs",
+        "Per probe type: each run's score",
+        "Paired differences: run minus",
+        "No p-values: 2 cluster(s)",
+    ]
+    for text in (md, page):
+        found = [text.find(part) for part in order]
+        assert -1 not in found and found == sorted(found), list(zip(order, found, strict=True))
+    assert md.count("## Method") == 1 and md.index("## Method") > md.index("![Rubric")
 
 
 def test_run_ids_link_to_the_ui_of_a_tracking_server(report):
@@ -143,16 +215,6 @@ def test_run_ids_link_to_the_ui_of_a_tracking_server(report):
     url = f"http://mlflow.example:5000/#/experiments/{comparison.experiment_id}/runs/{row.run_id}"
     assert f'<a href="{url}">{row.run_id}</a>' in to_html(comparison)
     assert f"[{row.run_id}]({url})" in to_markdown(comparison)
-
-
-def test_a_suffix_common_to_every_label_is_stated_once():
-    from benchmark.report.layout import common_suffix, strip_suffix
-
-    labels = ["none@synthetic", "hermes@synthetic (transcript.seed=2)"]
-    assert common_suffix(labels) == "@synthetic"
-    assert strip_suffix(labels[1], "@synthetic") == "hermes (transcript.seed=2)"
-    assert common_suffix([*labels, "none-copy"]) == ""
-    assert common_suffix([*labels, "x@swe"]) == ""
 
 
 def test_paired_differences_against_none_on_recall_probes(report):
@@ -169,6 +231,27 @@ def test_paired_differences_against_none_on_recall_probes(report):
     assert not copy["significant"] and copy["low"] <= 0 <= copy["high"]
     assert copy["n"] == truncate["overall"]["n"] > 0  # the same recall probes, paired
     assert set(diffs["none-copy"]["dimensions"]) == set(report["comparison"]["dimensions"])
+
+
+def test_every_two_runs_are_compared_not_only_against_the_reference(report):
+    """Three runs, three pairs (in row order, the later minus the earlier), paired on the
+    recall probes as the differences against none are; in every output."""
+    comparison = report["comparison"]
+    order = [r["label"] for r in comparison["rows"]]
+    pairs = {(p["label"], p["reference_label"]): p for p in comparison["pairs"]}
+    assert list(pairs) == [(order[1], order[0]), (order[2], order[0]), (order[2], order[1])]
+    against_none = {d["label"]: d for d in comparison["differences"]}
+    truncate = pairs[("truncate@synthetic", "none@synthetic")]["overall"]
+    assert truncate == against_none["truncate@synthetic"]["overall"]  # same method, same probes
+    copy = pairs[("truncate@synthetic", "none-copy")]["overall"]  # not the reference
+    assert copy["mean"] < 0 and copy["low"] <= copy["mean"] <= copy["high"]
+    assert copy["n"] == truncate["n"] and copy["clusters"] == 2 and copy["p_value"] is None
+    heading = "Paired differences between every two configs"
+    md = (report["out"] / "report.md").read_text()
+    assert f"## {heading}" in md and f"{heading}:" in report["stdout"]
+    row = f"| truncate@synthetic | none-copy | {copy['n']} (2 clusters) | {copy['mean']:+.2f} ["
+    assert row in md
+    assert f"<h2>{heading}</h2>" in (report["out"] / "report.html").read_text()
 
 
 def test_retention_against_the_control_run(report):
@@ -191,7 +274,7 @@ def test_a_two_cluster_report_shows_no_p_value_and_says_why(report):
     }
     for name, text in texts.items():
         assert "p=" not in text and "p<" not in text, name
-        assert " *" not in text and 'class="sig"' not in text, name
+        assert not re.search(r"[\d\]] \*", text) and 'class="sig"' not in text, name
         flat = " ".join(text.split())
         if name != "stdout":  # the notes are in the files, the terminal gets the tables
             assert "No p-values: 2 cluster(s) (< 5)" in flat, name
@@ -258,6 +341,8 @@ def test_experiment_and_sweep_selection(store, report, tmp_path):
     assert comparison["kind"] == "experiment" and len(comparison["rows"]) == 4  # no report run
     bare = next(r for r in comparison["rows"] if r["probes"] == 10)  # the run without a table
     assert bare["label"].startswith("truncate@synthetic #")  # same name, no params to tell
+    # No runColor tag: the palette's colour of its place in the table.
+    assert bare["colour"] == colour_at(comparison["rows"].index(bare))
     diff = next(d for d in comparison["differences"] if d["run_ids"] == [bare["run_id"]])
     assert diff["overall"] is None and diff["note"] == "no probes scored in both runs"
     code, _, err = _report(["09-00-00", "--store-dir", str(store), "--out", str(tmp_path)])
@@ -288,87 +373,6 @@ def test_missing_store_is_one_line_and_not_created(tmp_path):
     code, out, err = _report(["--store-dir", str(tmp_path / "none")])
     assert code == 2 and out == "" and err.startswith("error: no MLflow store at")
     assert not (tmp_path / "none").exists()
-
-
-def test_labels_name_the_overrides_that_differ():
-    def run(rid: str, name: str, seed: str, policy: str) -> RunData:
-        return RunData(
-            run_id=rid,
-            name=name,
-            start_time=int(rid),
-            tags={"policy": policy, "sweep_overrides": "policy=none,truncate transcript.seed=1,2"},
-            metrics={},
-            params={"transcript.seed": seed, "policy.name": policy},
-        )
-
-    runs = [
-        run("1", "none@synthetic", "1", "none"),
-        run("2", "none@synthetic", "2", "none"),
-        run("3", "truncate@synthetic", "2", "truncate"),
-    ]
-    assert make_labels(runs) == {
-        "1": "none@synthetic (transcript.seed=1)",
-        "2": "none@synthetic (transcript.seed=2)",
-        "3": "truncate@synthetic",
-    }
-
-
-def test_runs_pair_with_the_reference_on_their_seed_and_pool_over_seeds():
-    """Two seeds x (none, truncate), three compaction points each: every truncate run is
-    paired with the none run of its seed, and the two pairings are pooled."""
-
-    def run(rid: str, policy: str, seed: int) -> RunData:
-        return RunData(
-            run_id=rid,
-            name=f"{policy}@synthetic",
-            start_time=int(rid),
-            tags={"policy": policy},
-            metrics={},
-            params={"transcript.seed": str(seed), "policy.name": policy},
-        )
-
-    def table(seed: int, score: float) -> list[dict]:
-        return [
-            {
-                "probe_id": f"s{seed}/p{point}/recall/{i}",
-                "transcript": f"s{seed}",
-                "point": point,
-                "type": "recall",
-                "question": f"q{seed}.{point}.{i}",
-                "score": score + 0.1 * i + 0.2 * point,
-                "failed": False,
-                "d/accuracy": score,
-            }
-            for point in range(3)
-            for i in range(4)
-        ]
-
-    runs = [
-        run("1", "none", 1),
-        run("2", "none", 2),
-        run("3", "truncate", 1),
-        run("4", "truncate", 2),
-    ]
-    tables = {"1": table(1, 4.0), "2": table(2, 4.5), "3": table(1, 1.0), "4": table(2, 2.5)}
-    labels = {r.run_id: r.run_id for r in runs}
-    per_run, pooled = paired_differences(runs, labels, tables, ["accuracy"], "none")
-    by_run = {d.run_ids[0]: d for d in per_run}
-    assert by_run["1"].is_reference and by_run["2"].is_reference
-    assert by_run["3"].reference_run_ids == ["1"] and by_run["4"].reference_run_ids == ["2"]
-    assert by_run["3"].overall.mean == pytest.approx(-3.0)
-    assert by_run["4"].overall.mean == pytest.approx(-2.0)
-    assert by_run["3"].overall.n == 12 and by_run["3"].overall.clusters == 3
-    assert by_run["4"].dimensions["accuracy"].mean == pytest.approx(-2.0)
-    [both] = pooled
-    assert both.run_ids == ["3", "4"] and both.label == "truncate@synthetic: 2 runs pooled"
-    assert both.overall.n == 24 and both.overall.clusters == 6
-    assert both.overall.mean == pytest.approx(-2.5) and both.overall.significant
-
-
-def test_pareto_front():
-    # (tokens kept, score): fewer tokens and a higher score is better.
-    points = [(100.0, 4.8), (15.0, 1.5), (50.0, 1.0), (40.0, 3.0), (100.0, 4.0)]
-    assert pareto_front(points) == [1, 3, 0]
 
 
 def _chromium() -> str | None:
@@ -501,6 +505,7 @@ def test_next_action_probes_show_their_control_agreement_beside_them(tmp_path):
     types = comparison["probe_types"]
     assert types[types.index("next_action") + 1] == AGREEMENT_COLUMN
     by_run = {row["label"]: row["by_type"] for row in comparison["rows"]}
-    assert by_run["none"][AGREEMENT_COLUMN] == 5.0  # uncompacted: the same answer twice
-    assert 0 <= by_run["truncate"][AGREEMENT_COLUMN] <= 5
+    assert by_run["none"][AGREEMENT_COLUMN]["value"] == 5.0  # uncompacted: the same answer
+    truncate = by_run["truncate"][AGREEMENT_COLUMN]
+    assert 0 <= truncate["low"] <= truncate["value"] <= truncate["high"] <= 5
     assert f"`{AGREEMENT_COLUMN}` against the answer" in (out / "report.md").read_text()

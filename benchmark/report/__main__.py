@@ -50,7 +50,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reference",
         help=f"policy every run is compared with on paired probes (default: "
-        f"{DEFAULT_REFERENCE}, when the runs include it); '-' for no paired differences",
+        f"{DEFAULT_REFERENCE}, when the runs include it); '-' for none (every two configs "
+        "are still compared)",
     )
     p.add_argument("--probe-type", choices=PROBE_TYPES, help="pair only probes of this type")
     p.add_argument(
@@ -114,8 +115,8 @@ def _reference(given: str | None, selection: Selection) -> str | None:
     if any(run.policy == DEFAULT_REFERENCE for run in selection.runs):
         return DEFAULT_REFERENCE
     print(
-        f"note: no '{DEFAULT_REFERENCE}' run here, so no paired differences "
-        "(choose a reference policy with --reference)",
+        f"note: no '{DEFAULT_REFERENCE}' run here, so no paired differences against a "
+        "reference (choose a reference policy with --reference)",
         file=sys.stderr,
     )
     return None
@@ -126,9 +127,15 @@ def _print(comparison: Comparison, files: ReportFiles) -> None:
     from rich.markdown import Markdown
 
     from benchmark.report.cells import tables
+    from benchmark.report.notes import top_warnings
     from benchmark.report.render import markdown_table
 
     console = Console()
+    for line in comparison.header:  # what produced the numbers, as the files open
+        print(f"{line.name}: {line.value}")
+    for note in top_warnings(comparison):
+        print(note)
+    print()
     for i, (heading, table) in enumerate(tables(comparison)):
         text = markdown_table(*table)
         if console.is_terminal:

@@ -1,6 +1,7 @@
 """The report's tables as cells, shared by Markdown, HTML and the terminal so they never
 disagree: the comparison (constant columns folded out), per probe type, paired
-differences, and where each row lives in MLflow."""
+differences (against the reference, and between every two configs), and where each row
+lives in MLflow."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import NamedTuple
 
 from benchmark.report.compare import Comparison, Delta, Interval, Paired, Row
 from benchmark.report.retention import CONTROL
+
+PAIRS_HEADING = "Paired differences between every two configs"
 
 
 class Cell(NamedTuple):
@@ -126,11 +129,23 @@ def difference_cells(
 ) -> tuple[list[str], list[list[Cell]]]:
     """Header and body of a paired-differences table (run - reference): per run, or
     (``pooled``) per config over its runs."""
-    header = ["run", "vs reference", "paired probes", "overall", *comparison.dimensions]
+    diffs = comparison.pooled if pooled else comparison.differences
+    return _differences(diffs, comparison.dimensions, "vs reference")
+
+
+def pair_cells(comparison: Comparison) -> tuple[list[str], list[list[Cell]]]:
+    """Every pair of configs: the row's minus the one beside it, on paired probes."""
+    return _differences(comparison.pairs, comparison.dimensions, "minus")
+
+
+def _differences(
+    diffs: list[Paired], dims: list[str], against: str
+) -> tuple[list[str], list[list[Cell]]]:
+    header = ["run", against, "paired probes", "overall", *dims]
     body = []
-    for diff in comparison.pooled if pooled else comparison.differences:
+    for diff in diffs:
         if diff.is_reference:
-            rest = [Cell("-") for _ in range(2 + len(comparison.dimensions))]
+            rest = [Cell("-") for _ in range(2 + len(dims))]
             body.append([Cell(diff.label), Cell("(reference)"), *rest])
             continue
         body.append(
@@ -139,7 +154,7 @@ def difference_cells(
                 Cell(diff.reference_label or "-"),
                 _pairs(diff),
                 delta_cell(diff.overall) if diff.overall else Cell(diff.note or "-"),
-                *(delta_cell(diff.dimensions.get(d)) for d in comparison.dimensions),
+                *(delta_cell(diff.dimensions.get(d)) for d in dims),
             ]
         )
     return header, body
@@ -152,10 +167,13 @@ def _pairs(diff: Paired) -> Cell:
 
 
 def type_cells(comparison: Comparison) -> tuple[list[str], list[list[Cell]]]:
-    """Mean probe score of each run per probe type: which kind of fact a policy loses."""
+    """Each run's score per probe type with its 95% CI: which kind of fact a policy loses."""
     header = ["run", *comparison.probe_types]
     body = [
-        [Cell(row.label), *(Cell(fmt(row.by_type.get(t))) for t in comparison.probe_types)]
+        [
+            Cell(row.label),
+            *(interval_cell(row.by_type.get(t, Interval())) for t in comparison.probe_types),
+        ]
         for row in comparison.rows
     ]
     return header, body
@@ -191,5 +209,7 @@ def tables(comparison: Comparison) -> list[tuple[str, tuple[list[str], list[list
                 difference_cells(comparison, pooled=True),
             )
         )
+    if comparison.pairs:
+        out.append((PAIRS_HEADING, pair_cells(comparison)))
     out.append(("MLflow runs", run_cells(comparison)))
     return out

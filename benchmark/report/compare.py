@@ -1,7 +1,8 @@
 """The comparison: one row per run (scores, CIs, cost of context) and how runs are named.
 
 Scores and their CIs come from the runs' metrics (computed per run when it was
-logged); the paired differences against a reference are ``paired.py``'s.
+logged); the paired differences against a reference are ``paired.py``'s, those
+between every pair of configs ``pairwise.py``'s.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, Field
 
 from benchmark import metric_names as names
+from benchmark.report.header import HeaderLine, header_lines
 from benchmark.report.layout import (
-    by_type,
     clusters,
     common_suffix,
     order,
@@ -23,10 +24,15 @@ from benchmark.report.layout import (
 )
 from benchmark.report.load import RunData, Selection
 from benchmark.report.paired import DIM_PREFIX, Delta, Paired, Table, paired_differences
+from benchmark.report.pairwise import pairwise_differences
+from benchmark.report.per_type import AGREEMENT_COLUMN, type_scores
 from benchmark.report.retention import CONTROL as RETENTION_CONTROL
 from benchmark.report.retention import retention_against_control
+from benchmark.tracking.run_colours import RUN_COLOR_TAG, colour_at
 
-__all__ = ["Comparison", "Delta", "Interval", "Paired", "Row", "compare"]
+_HEX = re.compile(r"#[0-9a-fA-F]{6}")
+
+__all__ = ["AGREEMENT_COLUMN", "Comparison", "Delta", "Interval", "Paired", "Row", "compare"]
 
 
 class Interval(BaseModel):
@@ -53,8 +59,13 @@ class Row(BaseModel):
     retention: Interval = Field(
         default_factory=Interval, description="score over the control run's on the same probes"
     )
-    by_type: dict[str, float] = Field(default_factory=dict, description="mean score per probe type")
+    by_type: dict[str, Interval] = Field(
+        default_factory=dict, description="score per probe type, with its 95% CI"
+    )
     clusters: int = Field(0, description="(transcript, point) clusters behind its CIs")
+    colour: str = Field(
+        "", description="its MLflow run colour (tag mlflow.runColor), else the palette's"
+    )
 
 
 class Comparison(BaseModel):
@@ -76,10 +87,13 @@ class Comparison(BaseModel):
         default_factory=list,
         description="each config vs the reference, pooled over its runs on other probes (seeds)",
     )
-
-
-# The per-type table's column of next_action answers scored against the control's answer.
-AGREEMENT_COLUMN = "next_action vs control"
+    pairs: list[Paired] = Field(
+        default_factory=list,
+        description="every later config minus every earlier one, pooled over its runs",
+    )
+    header: list[HeaderLine] = Field(
+        default_factory=list, description="answerer, judge, rubric, data, clusters, reference"
+    )
 
 
 def compare(
@@ -95,7 +109,7 @@ def compare(
     suffix = common_suffix(list(labels.values()))
     labels = {rid: strip_suffix(label, suffix) for rid, label in labels.items()}
     dims = dimension_names(runs, tables)
-    types, means = by_type(tables)
+    types, per_type = type_scores(runs, tables, _scale_max(runs))
     ranked = order(
         {r.run_id: r.metrics.get(names.OVERALL) for r in runs},
         {r.run_id: r.policy for r in runs},
@@ -103,14 +117,13 @@ def compare(
     )
     runs = sorted(runs, key=lambda r: ranked.index(r.run_id))
     rows = [_row(run, labels[run.run_id], dims) for run in runs]
-    agreement = names.type_control_agreement("next_action")
-    for run, row in zip(runs, rows, strict=True):
-        row.by_type = dict(means.get(row.run_id, {}))
-        if agreement in run.metrics:  # beside the log's next step, the control's answer
-            row.by_type[AGREEMENT_COLUMN] = run.metrics[agreement]
+    for index, (run, row) in enumerate(zip(runs, rows, strict=True)):
+        row.colour = run_colour(run, index)
+        row.by_type = {
+            t: Interval(value=v, low=low, high=high)
+            for t, (v, low, high) in per_type[row.run_id].items()
+        }
         row.clusters = clusters(tables.get(row.run_id, []))
-    if any(AGREEMENT_COLUMN in row.by_type for row in rows) and "next_action" in types:
-        types.insert(types.index("next_action") + 1, AGREEMENT_COLUMN)
     kept = retention_against_control(runs, tables, probe_type)
     for row in rows:
         if row.run_id in kept:
@@ -129,7 +142,18 @@ def compare(
         )
         for out in pooled:
             out.label = strip_suffix(out.label, suffix)
+    pairs = pairwise_differences(runs, labels, tables, dims, probe_type=probe_type)
+    for out in pairs:  # a pooled config is named by its run name, suffix and all
+        out.label = strip_suffix(out.label, suffix)
+        out.reference_label = strip_suffix(out.reference_label or "", suffix)
+    where = f"sweep `{selection.source}`" if selection.kind == "sweep" else "all runs"
+    where += f" of experiment `{selection.experiment}`"
+    where += f"; each named `<name>{suffix}`" if suffix else ""
+    header = header_lines(
+        runs, {row.run_id: row.clusters for row in rows}, where=where, reference=reference
+    )
     return Comparison(
+        header=header,
         kind=selection.kind,
         source=selection.source,
         name=short_name(selection.kind, selection.source),
@@ -144,7 +168,15 @@ def compare(
         rows=rows,
         differences=differences,
         pooled=pooled,
+        pairs=pairs,
     )
+
+
+def run_colour(run: RunData, index: int) -> str:
+    """The colour MLflow shows the run in (a ``#rrggbb`` tag), else the ``index``-th of
+    MLflow's palette (``run_colours.colour_at``)."""
+    tag = run.tags.get(RUN_COLOR_TAG, "")
+    return tag if _HEX.fullmatch(tag) else colour_at(index)
 
 
 def _scale_max(runs: Sequence[RunData]) -> float | None:

@@ -1,4 +1,4 @@
-"""How the comparison reads at a glance: a short name, row order, a shared suffix, per-type means.
+"""How the comparison reads at a glance: a short name, row order, a shared suffix, clusters.
 
 A sweep's id is its absolute folder; a title, a plot or a folder name wants
 only the end of it. Rows put the reference first (what every other row is read
@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from benchmark.probe.models import PROBE_TYPES
 from benchmark.report.paired import Table
 
 _SUFFIX = re.compile(r"^([^@\s]+)(@[^\s(]+)(.*)$")
@@ -53,21 +52,6 @@ def order(
         return (policies[rid] != reference, value is None, -(value or 0.0))
 
     return sorted(overall, key=key)
-
-
-def by_type(tables: dict[str, Table]) -> tuple[list[str], dict[str, dict[str, float]]]:
-    """Probe types seen (in the probe models' order) and each run's mean score per type,
-    over the probes it scored (failed ones left out, as in the paired differences)."""
-    sums: dict[str, dict[str, list[float]]] = {}
-    for rid, table in tables.items():
-        for row in table:
-            if row.get("score") is None or row.get("failed") or not row.get("type"):
-                continue
-            sums.setdefault(rid, {}).setdefault(str(row["type"]), []).append(float(row["score"]))
-    seen = {t for per in sums.values() for t in per}
-    types = [t for t in PROBE_TYPES if t in seen] + sorted(seen - set(PROBE_TYPES))
-    means = {rid: {t: sum(v) / len(v) for t, v in per.items()} for rid, per in sums.items()}
-    return types, means
 
 
 def clusters(table: Table) -> int:

@@ -1,8 +1,9 @@
-"""The report's title and the notes that say what its tables show and how to read them."""
+"""The report's title, the warnings under its header, and the Method section's notes: how
+its numbers were computed and how to read them (after the numbers, not before)."""
 
 from __future__ import annotations
 
-from benchmark.report.cells import constant_columns
+from benchmark.report.cells import PAIRS_HEADING, constant_columns
 from benchmark.report.compare import AGREEMENT_COLUMN, Comparison
 from benchmark.report.retention import CONTROL
 from benchmark.stats import METHOD, MIN_CLUSTERS_FOR_TEST
@@ -19,7 +20,7 @@ def test_notes(comparison: Comparison) -> list[str]:
     """How differences are tested, and one line on those with too few clusters to test."""
     deltas = [
         d
-        for paired in (*comparison.differences, *comparison.pooled)
+        for paired in (*comparison.differences, *comparison.pooled, *comparison.pairs)
         for d in (paired.overall, *paired.dimensions.values())
         if d is not None
     ]
@@ -39,15 +40,17 @@ def test_notes(comparison: Comparison) -> list[str]:
     return notes
 
 
-def notes(comparison: Comparison) -> list[str]:
-    """What the page shows, in reading order: warnings, scale, names, folded columns, tests."""
+def top_warnings(comparison: Comparison) -> list[str]:
+    """What must be read before the numbers, right under the header: few clusters."""
+    return few_clusters(comparison)
+
+
+def method(comparison: Comparison) -> list[str]:
+    """How the numbers were computed and how to read them, for the Method section at the
+    page's end: scale and intervals, folded columns, retention, per-type scores, paired
+    differences and their tests, every two configs, pooling."""
     probes = f"{comparison.probe_type} probes" if comparison.probe_type else "all probe types"
-    out = few_clusters(comparison)
-    where = f"sweep `{comparison.source}`" if comparison.kind == "sweep" else "all runs"
-    out.append(
-        f"Experiment `{comparison.experiment}`, {where}, {len(comparison.rows)} runs."
-        + (f" Every run is `<name>{comparison.suffix}`." if comparison.suffix else "")
-    )
+    out = []
     out.append(scale(comparison))
     folded = constant_columns(comparison)
     if folded:
@@ -58,6 +61,11 @@ def notes(comparison: Comparison) -> list[str]:
             f"Retention vs `{CONTROL}`: a run's mean probe score over the uncompacted "
             f"control run's on the same probes ({probes}, scored in both); 1.00 keeps "
             "everything the control scored."
+        )
+    if comparison.probe_types:
+        out.append(
+            "Per probe type: each run's score on that type's probes alone, as it logged it "
+            "(`type/<type>`, the overall of their roll-up), with its 95% CI."
         )
     if AGREEMENT_COLUMN in comparison.probe_types:
         out.append(
@@ -75,6 +83,15 @@ def notes(comparison: Comparison) -> list[str]:
             "reference, red: below; shaded when the interval excludes 0."
         )
         out.extend(test_notes(comparison))
+    if comparison.pairs:
+        out.append(
+            f"{PAIRS_HEADING}: the row's config minus the one beside it (each later row's "
+            f"minus each earlier one's) on the same probes ({probes}, scored in both), each "
+            "run paired with the other config's run asked them; a config run over several "
+            f"seeds is pooled over its runs; 95% CI by {METHOD}."
+        )
+        if comparison.reference is None:
+            out.extend(test_notes(comparison))
     if comparison.pooled:
         out.append(
             "Pooled: the runs of one config that differ only in their probes (seed, "
@@ -85,7 +102,7 @@ def notes(comparison: Comparison) -> list[str]:
 
 
 def scale(comparison: Comparison) -> str:
-    """The score scale and what the reference is, stated next to the table."""
+    """The score scale, how a score rolls up, and what the brackets are."""
     top = comparison.scale_max
     scale = f"0-{top:g}" if top is not None else "the rubric's scale"
     text = (
@@ -94,10 +111,6 @@ def scale(comparison: Comparison) -> str:
         f"intervals ({METHOD} over probes clustered by transcript and compaction point; "
         "n/a with one cluster)."
     )
-    if comparison.reference == CONTROL:
-        text += f" `{CONTROL}` is the uncompacted reference: the agent keeps its full context."
-    elif comparison.reference is not None:
-        text += f" `{comparison.reference}` is the reference every row is compared with."
     return text
 
 

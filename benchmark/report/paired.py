@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from benchmark.errors import UserError
 from benchmark.report.load import RunData
 from benchmark.stats import paired_difference
+from benchmark.tracking.sweep import NAME_SEPARATOR
 
 # Params that fix which probes a run is asked: runs agreeing on them share probe ids.
 PROBE_KEYS = ("seed", "transcript.", "compaction.", "probe.")
@@ -55,10 +56,22 @@ def _context(run: RunData) -> dict[str, str]:
     return {k: v for k, v in run.params.items() if k.startswith(PROBE_KEYS)}
 
 
-def _config(run: RunData) -> tuple:
+def _probe_key(key: str) -> bool:
+    return key.startswith(PROBE_KEYS) or f"{key}." in PROBE_KEYS
+
+
+def config_name(run: RunData) -> str:
+    """The run's name without the probe-defining values a sweep's run name carries
+    (``truncate · seed=2`` -> ``truncate``): runs of one config over seeds share it."""
+    head, *parts = run.name.split(NAME_SEPARATOR)
+    kept = [p for p in parts if not _probe_key(p.split("=", 1)[0])]
+    return NAME_SEPARATOR.join([head, *kept])
+
+
+def config_key(run: RunData) -> tuple:
     """Everything but the probe-defining params: runs equal on it differ only in probes."""
     return (
-        run.name,
+        config_name(run),
         tuple(sorted((k, v) for k, v in run.params.items() if k not in _context(run))),
     )
 
@@ -79,19 +92,21 @@ def reference_picker(runs: Sequence[RunData], reference: str) -> Callable[[RunDa
             f"no run of reference policy '{reference}' among {len(runs)} runs "
             f"(policies: {', '.join(policies)}; choose one with --reference)"
         )
+    return lambda run: closest(run, candidates)
+
+
+def closest(run: RunData, candidates: Sequence[RunData]) -> RunData:
+    """The candidate asked the same probes as ``run``: the one agreeing with it on most
+    probe-defining params, the earliest on ties."""
     ordered = sorted(candidates, key=lambda r: (r.start_time, r.run_id))
-
-    def pick(run: RunData) -> RunData:
-        context = _context(run)
-        return max(
-            ordered,
-            key=lambda c: (
-                sum(context.get(k) == v for k, v in _context(c).items()),
-                -ordered.index(c),
-            ),
-        )
-
-    return pick
+    context = _context(run)
+    return max(
+        ordered,
+        key=lambda c: (
+            sum(context.get(k) == v for k, v in _context(c).items()),
+            -ordered.index(c),
+        ),
+    )
 
 
 def _scored(table: Table, probe_type: str | None) -> dict[str, dict[str, Any]]:
@@ -146,7 +161,8 @@ def delta(pairs: Sequence[RowPair], column: str) -> Delta | None:
     )
 
 
-def _fill(out: Paired, pairs: list[RowPair], dims: list[str]) -> Paired:
+def fill(out: Paired, pairs: list[RowPair], dims: list[str]) -> Paired:
+    """``out`` with the overall and per-dimension differences over ``pairs``."""
     out.overall = delta(pairs, "score")
     out.dimensions = {dim: delta(pairs, f"{DIM_PREFIX}{dim}") for dim in dims}
     return out
@@ -180,28 +196,41 @@ def paired_differences(
             continue
         pairs = matched(tables.get(run.run_id, []), tables.get(ref.run_id, []), probe_type)
         if not pairs:
-            out.note = "no probes scored in both runs"
-            out.note += f" (type {probe_type})" if probe_type else ""
+            out.note = no_pairs_note(probe_type)
             per_run.append(out)
             continue
-        per_run.append(_fill(out, pairs, dims))
-        groups.setdefault(_config(run), []).append((run, ref, pairs))
+        per_run.append(fill(out, pairs, dims))
+        groups.setdefault(config_key(run), []).append((run, ref, pairs))
     pooled = []
     for members in groups.values():
         if len(members) < 2:
             continue
-        name = members[0][0].name
+        name = config_name(members[0][0])
         out = Paired(
             label=f"{name}: {len(members)} runs pooled",
             run_ids=[run.run_id for run, _, _ in members],
             reference_run_ids=[ref.run_id for _, ref, _ in members],
             reference_label=f"{reference} on the same probes",
         )
-        pooled.append(_fill(out, [p for _, _, pairs in members for p in pairs], dims))
-    counts = Counter(out.label for out in pooled)
-    nth: Counter[str] = Counter()
-    for out in pooled:  # two pooled configs under one run name: number them
-        if counts[out.label] > 1:
-            nth[out.label] += 1
-            out.label = f"{out.label} #{nth[out.label]}"
+        pooled.append(fill(out, [p for _, _, pairs in members for p in pairs], dims))
+    for out, label in zip(pooled, numbered([out.label for out in pooled]), strict=True):
+        out.label = label  # two pooled configs under one run name: numbered
     return per_run, pooled
+
+
+def no_pairs_note(probe_type: str | None) -> str:
+    """Why a difference is missing: the two runs share no scored probe."""
+    return "no probes scored in both runs" + (f" (type {probe_type})" if probe_type else "")
+
+
+def numbered(labels: list[str]) -> list[str]:
+    """``labels`` with ``#1``, ``#2``... after each one that occurs more than once."""
+    counts = Counter(labels)
+    nth: Counter[str] = Counter()
+    out = []
+    for label in labels:
+        if counts[label] > 1:
+            nth[label] += 1
+            label = f"{label} #{nth[label]}"
+        out.append(label)
+    return out

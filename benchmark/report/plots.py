@@ -1,4 +1,8 @@
-"""The report's two figures as PNG files (matplotlib, Agg backend: no display needed)."""
+"""The report's two figures as PNG files (matplotlib, Agg backend: no display needed).
+
+Each run is drawn in its MLflow run colour (``Row.colour``), so a policy looks the same
+in the report as in MLflow's charts.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.report.compare import Comparison, Interval, Row
+from benchmark.report.placement import place_labels
 
 DPI = 100
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+HATCHES = ("", "//", "..", "xx", "\\\\", "oo")
 FRONT = "#888888"  # the Pareto front: neutral, never a run's colour
 
 
@@ -56,89 +62,110 @@ def _errors(cells: list[Interval]) -> tuple[list[float], list[float]] | None:
     return below, above
 
 
-def style(index: int, count: int) -> tuple[Any, str]:
-    """Colour and marker of the ``index``-th run, the same in both figures."""
-    plt = _pyplot()
-    cmap = plt.get_cmap("tab20" if count > 10 else "tab10")
-    return cmap(index % cmap.N), MARKERS[(index // cmap.N) % len(MARKERS)]
+def styles(rows: list[Row]) -> list[tuple[str, str, str]]:
+    """(colour, marker, hatch) of each run, the same in both figures: its MLflow run colour
+    (``Row.colour``); runs sharing a colour (one policy over seeds) get the next marker
+    and bar hatch, so they still tell apart."""
+    seen: dict[str, int] = {}
+    out = []
+    for row in rows:
+        nth = seen.get(row.colour, 0)
+        seen[row.colour] = nth + 1
+        out.append((row.colour, MARKERS[nth % len(MARKERS)], HATCHES[nth % len(HATCHES)]))
+    return out
 
 
 def pareto_plot(comparison: Comparison, path: Path) -> Path:
-    """Overall score (with CI) against tokens kept: one point per run, named beside it, and
-    a grey Pareto front through the runs nothing beats (grey: it is no run's colour)."""
+    """``pareto_figure`` as a PNG."""
+    return _save(pareto_figure(comparison), path)
+
+
+def dimensions_plot(comparison: Comparison, path: Path) -> Path:
+    """``dimensions_figure`` as a PNG."""
+    return _save(dimensions_figure(comparison), path)
+
+
+def _save(fig: Any, path: Path) -> Path:
+    fig.savefig(path, dpi=DPI)
+    _pyplot().close(fig)
+    return path
+
+
+def pareto_figure(comparison: Comparison) -> Any:
+    """Overall score (with CI) against tokens kept: one point per run in its colour, named
+    beside it (labels placed apart, ``placement``), and a grey Pareto front through the
+    runs nothing beats (grey: it is no run's colour)."""
     plt = _pyplot()
-    count = len(comparison.rows)
+    look = styles(comparison.rows)
     rows = [(i, r) for i, r in enumerate(comparison.rows) if r.overall.value is not None]
     xs_all, xlabel = kept_axis([r for _, r in rows])
     shown = [(i, r, x) for (i, r), x in zip(rows, xs_all, strict=True) if x is not None]
     fig, ax = plt.subplots(figsize=(10, 5.5), dpi=DPI)
-    if shown:
-        xs = [x for _, _, x in shown]
-        ys = [r.overall.value for _, r, _ in shown]
-        front = pareto_front(list(zip(xs, ys, strict=True)))  # type: ignore[arg-type]
-        ax.plot(
-            [xs[i] for i in front],
-            [ys[i] for i in front],
-            "--",
-            color=FRONT,
-            linewidth=1.5,
-            drawstyle="steps-post",
-            zorder=2,
-            label="Pareto front",
-        )
-        ax.scatter(
-            [xs[i] for i in front],
-            [ys[i] for i in front],
-            s=180,
-            facecolors="none",
-            edgecolors=FRONT,
-            linewidths=2,
-            zorder=4,
-        )
-        names: dict[tuple[float, float], list[str]] = {}
-        for index, row, x in shown:
-            colour, marker = style(index, count)
-            ax.errorbar(
-                [x],
-                [row.overall.value],
-                yerr=_errors([row.overall]),
-                fmt=marker,
-                color=colour,
-                markersize=7,
-                elinewidth=1.5,
-                capsize=4,
-                zorder=3,
-                label=row.label,
-            )
-            key = (round(x, 6), round(row.overall.value, 6))  # type: ignore[arg-type]
-            names.setdefault(key, []).append(row.label)
-        for (x, y), labels in names.items():  # runs at one point share one annotation
-            ax.annotate(
-                ", ".join(labels), (x, y), textcoords="offset points", xytext=(7, 5), fontsize=8
-            )
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    else:
-        ax.text(0.5, 0.5, "no run has an overall score", ha="center", transform=ax.transAxes)
-    ax.margins(x=0.15, y=0.1)  # room for the names of the outermost points
     ax.set_xlabel(xlabel)
     ax.set_ylabel("overall score (95% CI)")
     ax.set_title(f"Score vs tokens kept: {comparison.name}", fontsize=10)
     ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    if not shown:
+        ax.text(0.5, 0.5, "no run has an overall score", ha="center", transform=ax.transAxes)
+        fig.tight_layout()
+        return fig
+    xs = [x for _, _, x in shown]
+    ys = [r.overall.value for _, r, _ in shown]
+    front = pareto_front(list(zip(xs, ys, strict=True)))  # type: ignore[arg-type]
+    ax.plot(
+        [xs[i] for i in front],
+        [ys[i] for i in front],
+        "--",
+        color=FRONT,
+        linewidth=1.5,
+        drawstyle="steps-post",
+        zorder=2,
+        label="Pareto front",
+    )
+    ax.scatter(
+        [xs[i] for i in front],
+        [ys[i] for i in front],
+        s=180,
+        facecolors="none",
+        edgecolors=FRONT,
+        linewidths=2,
+        zorder=4,
+    )
+    names: dict[tuple[float, float], list[str]] = {}
+    for index, row, x in shown:
+        colour, marker, _ = look[index]
+        ax.errorbar(
+            [x],
+            [row.overall.value],
+            yerr=_errors([row.overall]),
+            fmt=marker,
+            color=colour,
+            markersize=7,
+            elinewidth=1.5,
+            capsize=4,
+            zorder=3,
+            label=row.label,
+        )
+        key = (round(x, 6), round(row.overall.value, 6))  # type: ignore[arg-type]
+        names.setdefault(key, []).append(row.label)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    ax.margins(x=0.15, y=0.1)  # room for the names of the outermost points
+    fig.tight_layout()  # before placing the names: it moves the axes, and so the points
+    place_labels(ax, list(names), [", ".join(labels) for labels in names.values()])
+    return fig
 
 
-def dimensions_plot(comparison: Comparison, path: Path) -> Path:
-    """Grouped bars: one group per rubric dimension, one bar per run, CI whiskers."""
+def dimensions_figure(comparison: Comparison) -> Any:
+    """Grouped bars: one group per rubric dimension, one bar per run in its colour (hatched
+    when an earlier run has that colour), CI whiskers."""
     plt = _pyplot()
     dims = comparison.dimensions
     rows = comparison.rows
+    look = styles(rows)
     width = 0.8 / max(1, len(rows))
     fig, ax = plt.subplots(figsize=(max(9, 1.6 * len(dims) + 0.3 * len(rows)), 5), dpi=DPI)
     for i, row in enumerate(rows):
-        colour, _ = style(i, len(rows))
+        colour, _, hatch = look[i]
         cells = [row.dimensions.get(d, Interval()) for d in dims]
         offsets = [k + (i - (len(rows) - 1) / 2) * width for k in range(len(dims))]
         ax.bar(
@@ -148,6 +175,8 @@ def dimensions_plot(comparison: Comparison, path: Path) -> Path:
             yerr=_errors(cells),
             capsize=3,
             color=colour,
+            hatch=hatch,
+            edgecolor="white" if hatch else None,
             error_kw={"elinewidth": 1, "ecolor": "#333333"},
             label=row.label,
         )
@@ -159,6 +188,4 @@ def dimensions_plot(comparison: Comparison, path: Path) -> Path:
     if rows:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return fig

@@ -1,6 +1,8 @@
 """The comparison as Markdown and as one self-contained HTML page.
 
-Both are built from the same cells so they never disagree. The HTML page
+Both are built from the same cells so they never disagree, and read in the same order:
+the header block (what produced the numbers), warnings, the tables, the figures, and
+last the Method section. The HTML page
 inlines its figures as base64 ``data:`` URIs and its style in a ``<style>``
 element: it opens from a mail attachment or an MLflow artifact view with no
 other file, no network and no script.
@@ -14,7 +16,9 @@ from pathlib import Path
 
 from benchmark.report.cells import Cell, tables
 from benchmark.report.compare import Comparison
-from benchmark.report.notes import WARNING, notes, title
+from benchmark.report.notes import method, title, top_warnings
+
+METHOD_HEADING = "Method"
 
 # ---- Markdown -----------------------------------------------------------------------------
 
@@ -31,14 +35,20 @@ def markdown_table(header: list[str], body: list[list[Cell]]) -> str:
 
 
 def to_markdown(comparison: Comparison, images: dict[str, str] | None = None) -> str:
-    """The report as Markdown; ``images`` maps a caption to a PNG path relative to the file."""
+    """The report as Markdown; ``images`` maps a caption to a PNG path relative to the file.
+    Numbers first: header block, warnings, tables, figures; the Method section last."""
     parts = [f"# {title(comparison)}", ""]
-    for note in notes(comparison):
+    parts += [f"- **{line.name}**: {line.value}" for line in comparison.header]
+    parts += [""] if comparison.header else []
+    for note in top_warnings(comparison):
         parts += [note, ""]
     for heading, table in tables(comparison):
         parts += [f"## {heading}", "", markdown_table(*table), ""]
     for caption, src in (images or {}).items():
         parts += [f"## {caption}", "", f"![{caption}]({src})", ""]
+    parts += [f"## {METHOD_HEADING}", ""]
+    for note in method(comparison):
+        parts += [note, ""]
     return "\n".join(parts)
 
 
@@ -61,6 +71,8 @@ td.up { color: #1a5d1a; background: #eef7ee !important; }
 td.down { color: #8a1c1c; background: #fbeeee !important; }
 td.faint { background: none !important; } td.sig { font-weight: 600; }
 p.note { color: #555; font-size: 0.9rem; max-width: 60rem; }
+ul.header { list-style: none; padding: 0; margin: 0.5rem 0 1rem; font-size: 0.95rem; }
+ul.header li { margin: 0.15rem 0; }
 p.warn { color: #7a4b00; background: #fff6e0; border-left: 4px solid #e0a000;
          padding: 0.4rem 0.6rem; font-size: 0.9rem; max-width: 60rem; }
 figure { margin: 1rem 0; } img { max-width: 100%; border: 1px solid #ddd; }
@@ -91,6 +103,11 @@ def html_table(header: list[str], body: list[list[Cell]]) -> str:
     return f'<div class="scroll">{table}</div>'
 
 
+def _text(markdown: str) -> str:
+    """A note's Markdown as HTML text: escaped, its code backticks dropped."""
+    return html.escape(markdown).replace("`", "")
+
+
 def data_uri(png: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
 
@@ -98,22 +115,24 @@ def data_uri(png: Path) -> str:
 def to_html(comparison: Comparison, images: dict[str, Path] | None = None) -> str:
     """One HTML page; ``images`` maps a caption to a PNG file, inlined as a data URI."""
     heading = html.escape(title(comparison))
-    paragraphs = "".join(
-        f'<p class="{"warn" if n.startswith(WARNING) else "note"}">'
-        f"{html.escape(n).replace('`', '')}</p>"
-        for n in notes(comparison)
+    header = "".join(
+        f"<li><b>{html.escape(line.name)}</b>: {_text(line.value)}</li>"
+        for line in comparison.header
     )
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{heading}</title><style>{STYLE}</style></head><body>",
         f"<h1>{heading}</h1>",
-        paragraphs,
+        f'<ul class="header">{header}</ul>' if header else "",
+        "".join(f'<p class="warn">{_text(n)}</p>' for n in top_warnings(comparison)),
     ]
     for name, table in tables(comparison):
         parts += [f"<h2>{html.escape(name)}</h2>", html_table(*table)]
     for caption, png in (images or {}).items():
         alt = html.escape(caption)
         parts.append(f'<h2>{alt}</h2><figure><img alt="{alt}" src="{data_uri(png)}"></figure>')
+    parts.append(f"<h2>{METHOD_HEADING}</h2>")
+    parts.append("".join(f'<p class="note">{_text(n)}</p>' for n in method(comparison)))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
