@@ -5,7 +5,8 @@
 The job of ``benchmarks/job_throughput.py`` (answerer and judge on the scripted
 loopback stub, 510 probes and 1,020 calls at 34 sessions) is run cold once per
 checkout, to fill its reply cache, then warm with traces on (``tracking.trace_llm``
-and ``tracking.trace_probes``) and off, alternating, ``--repeat`` times. A warm run makes no calls, so what differs
+and ``tracking.trace_probes``) and off, alternating, ``--repeat`` times. A warm run
+makes no calls, so what differs
 between its traced and untraced runs is the traces alone. Per run: the phase
 after the last probe (scorecard and logging, from the job's log lines) and how
 much the MLflow store grew. ``--root`` adds another checkout (e.g. main) to run
