@@ -1,20 +1,36 @@
 """Every probe of a sweep is a trace of its job's run, scored by a `score` assessment, with
 the same request in every policy's run (what MLflow's evaluation view lines runs up on),
 and a filter on the score finds exactly the probes with that score. Offline, through
-MLflow's API, on a real two-policy sweep in a real store."""
+MLflow's API, on a real two-policy sweep in a real store; and in the MLflow UI (headless
+Chromium at 1280 px against ``mlflow server`` on the test's store; skipped without it),
+the traces view filtered on the score shows those probes' traces and no other."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from mlflow import MlflowClient
 from test_sweeps import EXPERIMENT, local_store, run_sweep
 
 from benchmark.tracking.sweep_parent import PARENT_TAG
 from benchmark.tracking.traces import shown_score
+
+sys.path.insert(0, str(REPO / "scripts"))  # the screenshot script's browser and server
+from browser import Browser, stop_group  # noqa: E402
+from screenshots import (  # noqa: E402
+    ScreenshotError,
+    find_tools,
+    free_port,
+    start_server,
+    wait_until_up,
+)
 
 POLICIES = ("none", "truncate")
 
@@ -103,3 +119,75 @@ def test_a_filter_on_the_score_returns_exactly_the_probes_with_that_score(sweep)
     assert sorted(t.info.tags["probe_id"] for t in found) == sorted(
         pid for pid, row in rows.items() if (shown_score(row["score"]) or 0) >= 4
     )
+
+
+# The MLflow UI (3.x traces view): find the probes with a score through its filter form.
+TRACES_PAGE = "/#/experiments/{}/traces"
+FILTERS = "document.querySelector('[data-component-id=\"web-shared.traces-table.filter.trigger\"]')"
+CENTRE = """(() => { const el = %s; if (!el) return null; el.scrollIntoView({block: "center"});
+  const r = el.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"""
+SHOWN = """JSON.stringify([...document.body.innerText.matchAll(/"probe_id": "([^"]+)"/g)]
+  .map(m => m[1]).sort())"""
+
+
+def with_text(selector: str, text: str) -> str:
+    """A page expression: the first element of ``selector`` whose text is ``text``."""
+    found = f"[...document.querySelectorAll({json.dumps(selector)})]"
+    return f"{found}.find(e => e.innerText?.trim() === {json.dumps(text)})"
+
+
+async def press(browser, element: str, what: str) -> None:
+    """A real mouse click on ``element`` (the UI's selects open on pointer events)."""
+    x, y = await browser.wait_for(CENTRE % element, what, 30)
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        await browser.call(
+            "Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1
+        )
+    await asyncio.sleep(0.5)
+
+
+async def filter_on_score(chromium: str, url: str, value: str, expected: list[str]) -> list[str]:
+    """Open the traces view, filter on Feedback `score` = ``value``; the probe ids shown."""
+    async with Browser(chromium) as b:
+        await b.open(url)
+        await b.wait_for(f"{FILTERS} && {SHOWN} !== '[]'", "the traces table")
+        await b.js("document.querySelector('button[aria-label=Close]')?.click()")  # assistant
+        await b.js(f"{FILTERS}.click()")
+        await press(b, with_text("[role=dialog] [role=combobox]", "State"), "the field select")
+        await press(b, with_text("[role=option]", "Feedback"), "the Feedback field")
+        name = "[...document.querySelectorAll('[role=dialog] *')]"
+        name += ".find(e => !e.children.length && e.innerText?.trim() === 'Feedback name')"
+        await press(b, name, "the feedback name box")
+        await b.call("Input.insertText", text="score")
+        await press(b, with_text("[role=option]", "score"), "the score feedback")
+        await press(b, "document.querySelector('[role=dialog] input[placeholder=Value]')", "value")
+        await b.call("Input.insertText", text=value)
+        await press(b, with_text("[role=dialog] button", "Apply filters"), "Apply filters")
+        want = json.dumps(sorted(expected))
+        with contextlib.suppress(RuntimeError):  # the test's assertion shows what was there
+            await b.wait_for(f"{SHOWN} === {json.dumps(want)}", "the filtered traces", 30)
+        return json.loads(await b.js(SHOWN))
+
+
+def test_the_ui_traces_view_filtered_on_a_score_shows_those_probes_only(sweep, tmp_path):
+    try:
+        chromium, mlflow_cmd = find_tools()
+    except ScreenshotError as exc:
+        pytest.skip(str(exc))
+    client, experiment_id, judged = sweep
+    scored = [(shown_score(r["score"]), pid) for rows in judged.values() for pid, r in rows.items()]
+    counts = Counter(value for value, _ in scored)
+    rarest = min(sorted(counts, key=str), key=counts.__getitem__)  # fewest probes: a sharp test
+    expected = [pid for value, pid in scored if value == rarest]
+    assert len(expected) < len(scored) / 4
+    store = Path(client.tracking_uri.removeprefix("sqlite:///")).parent
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = start_server(mlflow_cmd, store, port, tmp_path)
+    try:
+        wait_until_up(url, server)
+        page = url + TRACES_PAGE.format(experiment_id)
+        shown = asyncio.run(filter_on_score(chromium, page, str(rarest), expected))
+    finally:
+        stop_group(server)
+    assert shown == sorted(expected), f"score {rarest}: {shown} (server log in {tmp_path})"
