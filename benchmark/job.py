@@ -124,8 +124,14 @@ def job_record(
         artifact_dir=files.folder if files is not None else None,
         inputs=result.inputs,
         calls=result.calls,
+        judge_source="LLM_JUDGE" if _llm_judged(config) else "CODE",
         status="KILLED" if result.interrupted else "FINISHED",
     )
+
+
+def _llm_judged(config: BenchmarkConfig) -> bool:
+    """An LLM judge (one with an endpoint) or a panel (LLM members, maybe the reference)."""
+    return any(key in config.judge.kwargs for key in ("endpoint", "members"))
 
 
 def point_row(point: PointResult) -> dict[str, object]:

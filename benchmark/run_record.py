@@ -43,6 +43,9 @@ class RunRecord(BaseModel):
     )
     inputs: TranscriptManifest | None = Field(None, description="logged as dataset inputs")
     calls: list[CallRecord] = Field(default=[], description="LLM calls, logged as a trace")
+    judge_source: Literal["CODE", "LLM_JUDGE"] = Field(
+        "CODE", description="what scored the probes: the source of each score in its trace"
+    )
     status: Literal["FINISHED", "KILLED"] = "FINISHED"
     _keep: Any = PrivateAttr(None)  # what must live as long as the record (a temp folder)
 

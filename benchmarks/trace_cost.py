@@ -4,8 +4,9 @@
 
 The job of ``benchmarks/job_throughput.py`` (answerer and judge on the scripted
 loopback stub, 510 probes and 1,020 calls at 34 sessions) is run cold once per
-checkout, to fill its reply cache, then warm with ``tracking.trace_llm`` on and
-off, alternating, ``--repeat`` times. A warm run makes no calls, so what differs
+checkout, to fill its reply cache, then warm with traces on (``tracking.trace_llm``
+and ``tracking.trace_probes``) and off, alternating, ``--repeat`` times. A warm run
+makes no calls, so what differs
 between its traced and untraced runs is the traces alone. Per run: the phase
 after the last probe (scorecard and logging, from the job's log lines) and how
 much the MLflow store grew. ``--root`` adds another checkout (e.g. main) to run
@@ -87,7 +88,12 @@ def main() -> None:
 
 
 def _argv(base_url: str, folder: Path, sessions: int, traced: bool) -> list[str]:
-    return [*job_argv(base_url, folder, sessions, 64), f"tracking.trace_llm={str(traced).lower()}"]
+    on = str(traced).lower()
+    return [
+        *job_argv(base_url, folder, sessions, 64),
+        f"tracking.trace_llm={on}",
+        f"tracking.trace_probes={on}",
+    ]
 
 
 if __name__ == "__main__":

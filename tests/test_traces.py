@@ -1,6 +1,6 @@
-"""An LLM job's traces are readable: one per point, a span per probe found by its
-attributes, with the question, answer, score and tokens, and never the whole
-compacted context."""
+"""An LLM job's traces are readable: one per probe, found by its tags or attributes, with
+the question, answer, the judge's score as an assessment, its LLM calls and their tokens,
+and never the whole compacted context; without probe traces, one per point."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ from test_configs import scripted_llm
 from benchmark.__main__ import run
 
 
-def test_a_span_per_probe_with_tags_io_tokens_and_no_context(
-    openai_stub, monkeypatch, tmp_path, mlflow_store
-):
+def llm_job(openai_stub, monkeypatch, tmp_path, *extra: str):
+    """A small LLM-answered, LLM-judged job with a control arm; its client, experiment, run."""
     openai_stub.reply = scripted_llm
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-traces")
     store = tmp_path / "mlruns"
@@ -31,51 +30,65 @@ def test_a_span_per_probe_with_tags_io_tokens_and_no_context(
             "probe.per_type=1",
             "tracking=mlflow",
             f"tracking.store_dir={store}",
+            *extra,
         ]
     )
     assert run(cfg) is not None
 
-    import mlflow
     from mlflow import MlflowClient
 
-    uri = f"sqlite:///{store / 'mlflow.db'}"
-    client = MlflowClient(tracking_uri=uri)
+    client = MlflowClient(tracking_uri=f"sqlite:///{store / 'mlflow.db'}")
     exp = client.get_experiment_by_name("compaction-benchmark")
     (mlrun,) = client.search_runs([exp.experiment_id])
     probes = json.loads(
         Path(client.download_artifacts(mlrun.info.run_id, "probes.json", str(tmp_path))).read_text()
     )
+    return client, exp, mlrun, probes
+
+
+def test_a_trace_per_probe_with_tags_io_score_tokens_and_no_context(
+    openai_stub, monkeypatch, tmp_path, mlflow_store
+):
+    client, exp, mlrun, probes = llm_job(openai_stub, monkeypatch, tmp_path)
+    import mlflow
+
     traces = client.search_traces(locations=[exp.experiment_id], run_id=mlrun.info.run_id)
-    points = {(p["transcript_id"], str(p["point"])) for p in probes}
-    assert sorted((t.info.tags["transcript"], t.info.tags["point"]) for t in traces) == sorted(
-        points
-    )
-    named = [s for t in traces for s in t.data.spans if s.get_attribute("probe_id")]
-    assert sorted(s.get_attribute("probe_id") for s in named) == sorted(p["id"] for p in probes)
+    assert sorted(t.info.tags["probe_id"] for t in traces) == sorted(p["id"] for p in probes)
 
     probe = probes[0]
-    mlflow.set_tracking_uri(uri)
+    mlflow.set_tracking_uri(client.tracking_uri)
     (trace,) = mlflow.search_traces(
         locations=[exp.experiment_id],
         filter_string=f"span.attributes.probe_id RLIKE '^{probe['id']}$'",
         return_type="list",
     )
     tags = trace.info.tags
-    assert (tags["transcript"], tags["point"], tags["policy"]) == (
+    assert (tags["transcript"], tags["point"], tags["policy"], tags["probe_type"]) == (
         probe["transcript_id"],
         str(probe["point"]),
         "truncate",
-    )
-    (span,) = [s for s in trace.data.spans if s.get_attribute("probe_id") == probe["id"]]
-    assert span.name == f"{probe['type']} · p{probe['point']} · {probe['id']}"
-    assert (span.get_attribute("probe_type"), span.get_attribute("policy")) == (
         probe["type"],
+    )
+    span = trace.data.spans[0]
+    assert span.parent_id is None
+    assert span.name == f"{probe['type']} · p{probe['point']} · {probe['id']}"
+    assert (span.get_attribute("probe_id"), span.get_attribute("policy")) == (
+        probe["id"],
         "truncate",
     )
-    assert span.inputs["question"] == probe["question"]
-    assert span.inputs["gold"] == probe["gold"]["answer"]
-    assert span.outputs["answer"] and isinstance(span.outputs["score"], float)
-    assert trace.data.spans[0].outputs["scores"][probe["id"]] == span.outputs["score"]
+    assert span.inputs == {
+        "question": probe["question"],
+        "probe_id": probe["id"],
+        "probe_type": probe["type"],
+        "transcript": probe["transcript_id"],
+        "point": probe["point"],
+    }
+    assert span.outputs["answer"]
+    (score,) = [a for a in trace.info.assessments if a.name == "score"]
+    assert (score.source.source_type, score.source.source_id) == ("LLM_JUDGE", "gpt4o")
+    assert isinstance(score.value, int | float) and score.rationale
+    (gold,) = [a for a in trace.info.assessments if a.name == "gold"]
+    assert gold.value == probe["gold"]["answer"]
 
     # Its calls: the answerer and the judge, on the compacted context and the control arm.
     calls = [s for s in trace.data.spans if s.parent_id == span.span_id]
@@ -107,3 +120,23 @@ def test_a_span_per_probe_with_tags_io_tokens_and_no_context(
             shown = json.dumps(span.inputs, ensure_ascii=False)
             assert len(shown) < 20_000
             assert not any(json.dumps(p)[1:-1] in shown for p in pieces)
+
+
+def test_without_probe_traces_calls_keep_one_trace_per_point(
+    openai_stub, monkeypatch, tmp_path, mlflow_store
+):
+    client, exp, mlrun, probes = llm_job(
+        openai_stub, monkeypatch, tmp_path, "tracking.trace_probes=false"
+    )
+    traces = client.search_traces(locations=[exp.experiment_id], run_id=mlrun.info.run_id)
+    points = {(p["transcript_id"], str(p["point"])) for p in probes}
+    assert sorted((t.info.tags["transcript"], t.info.tags["point"]) for t in traces) == sorted(
+        points
+    )
+    named = [s for t in traces for s in t.data.spans if s.get_attribute("probe_id")]
+    assert sorted(s.get_attribute("probe_id") for s in named) == sorted(p["id"] for p in probes)
+    for span in named:
+        assert span.inputs["gold"] and span.outputs["answer"]
+    assert all(not t.info.assessments for t in traces)
+    scores = {k: v for t in traces for k, v in t.data.spans[0].outputs["scores"].items()}
+    assert sorted(scores) == sorted(p["id"] for p in probes)

@@ -43,9 +43,9 @@ def test_llm_job_logs_records_usage_and_no_secret(openai_stub, monkeypatch, tmp_
     local = client.download_artifacts(mlrun.info.run_id, "judge_records.jsonl", str(tmp_path))
     records = Path(local).read_text().splitlines()
     assert len(records) == metrics["probes/total"]
-    # Every call is a span under its probe's, with its request and exact reply.
+    # Every call is a span under its probe's trace, with its request and exact reply.
     traces = client.search_traces(locations=[exp.experiment_id], run_id=mlrun.info.run_id)
-    assert len(traces) == metrics["points/total"]
+    assert len(traces) == metrics["probes/total"]
     spans = [s for t in traces for s in t.data.spans if s.span_type == "CHAT_MODEL"]
     assert len(spans) == calls
     assert {s.get_attribute("role") for s in spans} == {"judge"}

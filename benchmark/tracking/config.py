@@ -29,6 +29,11 @@ class TrackingConfig(BaseModel):
     trace_llm: bool = Field(
         True, description="log every LLM call as an MLflow trace linked to the run"
     )
+    trace_probes: bool = Field(
+        True,
+        description="log every probe as an MLflow trace of the run, its score an assessment "
+        "(offline too; its LLM calls under it with trace_llm)",
+    )
     system_metrics: bool = Field(
         False,
         description="sample CPU, memory, disk and network into the run (system/*) while the "

@@ -61,8 +61,8 @@ def log_run(
         _arm_second(tracking, run_id)
     try:
         _log_content(run_id, record, sweep)
-        if tracking.trace_llm and record.calls:
-            log_traces(record.calls, experiment_id, record.tables.get("judgments_table.json"))
+        if tracking.trace_probes or (tracking.trace_llm and record.calls):
+            log_traces(record, experiment_id, run_id, probes=tracking.trace_probes)
     except KeyboardInterrupt:
         _arm_second(tracking, run_id)
         mlflow.end_run("KILLED")
