@@ -4,9 +4,10 @@ It runs the README's offline sweep into a fresh SQLite store in a temporary fold
 HTML report of it, starts ``mlflow server`` on a free loopback port against that store, and has
 headless Chromium take, at 1280 px wide, ``docs/images/mlflow_view.png`` (the sweep's saved
 view, opened from the link the sweep prints, with no click), ``docs/images/mlflow_compare.png``
-(the same view's chart mode) and ``docs/images/report.png`` (the report). The server and the
-browser are stopped whatever happens. So the images always show what the code of the checkout
-logs and reports, not a hand-made view.
+(the same view's chart mode), ``docs/images/traces_by_score.png`` (the traces view filtered
+on a probe score through its filter form) and ``docs/images/report.png`` (the report). The
+server and the browser are stopped whatever happens. So the images always show what the code
+of the checkout logs and reports, not a hand-made view.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ POLICIES = "none,truncate,observation_mask,tool_clear,anchor_index"  # the READM
 EXPERIMENT = "compaction-benchmark"
 MLFLOW_HEIGHT = 1000  # the chart search's sections, two rows of charts
 VIEW_HEIGHT = 640  # the runs table of a sweep's view: the page's first screen
+TRACES_HEIGHT = 800  # the traces view filtered on a score
 REPORT_HEIGHT = 1400  # the notes, the comparison, per-type and paired-difference tables
 
 
@@ -153,6 +155,55 @@ FILTER_CHARTS = """(() => {  // type into "Search metric charts" (React needs th
   i.dispatchEvent(new Event("input", {bubbles: true})); return true; })()"""
 
 
+# The traces view (MLflow 3.x): its filter form, driven as a person does it. Its selects open
+# on pointer events, so they get real mouse clicks (``press``), not element.click().
+TRACES_PAGE = "/#/experiments/{}/traces"
+FILTERS = "document.querySelector('[data-component-id=\"web-shared.traces-table.filter.trigger\"]')"
+CENTRE = """(() => { const el = %s; if (!el) return null; el.scrollIntoView({block: "center"});
+  const r = el.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"""
+SCROLL_TO_SCORES = """[...document.querySelectorAll('div')]  // the table's own sideways scroll
+  .filter(e => e.scrollWidth > e.clientWidth + 20 && e.clientWidth > 600)
+  .forEach(e => { e.scrollLeft = e.scrollWidth; })"""
+SHOWN_PROBES = """JSON.stringify([...document.body.innerText.matchAll(/"probe_id": "([^"]+)"/g)]
+  .map(m => m[1]).sort())"""
+
+
+def with_text(selector: str, text: str) -> str:
+    """A page expression: the first element of ``selector`` whose text is ``text``."""
+    found = f"[...document.querySelectorAll({json.dumps(selector)})]"
+    return f"{found}.find(e => e.innerText?.trim() === {json.dumps(text)})"
+
+
+async def press(browser: Browser, element: str, what: str) -> None:
+    """A real mouse click on ``element``."""
+    x, y = await browser.wait_for(CENTRE % element, what, 30)
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        await browser.call(
+            "Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1
+        )
+    await asyncio.sleep(0.5)
+
+
+async def filter_traces_on_score(
+    b: Browser, page: str, value: str, height: int | None = None
+) -> None:
+    """Open the traces view at ``page`` and filter it on the Feedback ``score`` = ``value``."""
+    await b.open(page, height)
+    await b.wait_for(f"{FILTERS} && {SHOWN_PROBES} !== '[]'", "the traces table")
+    await b.js("document.querySelector('button[aria-label=Close]')?.click()")  # assistant
+    await b.js(f"{FILTERS}.click()")
+    await press(b, with_text("[role=dialog] [role=combobox]", "State"), "the field select")
+    await press(b, with_text("[role=option]", "Feedback"), "the Feedback field")
+    name = "[...document.querySelectorAll('[role=dialog] *')]"
+    name += ".find(e => !e.children.length && e.innerText?.trim() === 'Feedback name')"
+    await press(b, name, "the feedback name box")
+    await b.call("Input.insertText", text="score")
+    await press(b, with_text("[role=option]", "score"), "the score feedback")
+    await press(b, "document.querySelector('[role=dialog] input[placeholder=Value]')", "value")
+    await b.call("Input.insertText", text=value)
+    await press(b, with_text("[role=dialog] button", "Apply filters"), "Apply filters")
+
+
 def view_link(work: Path, url: str) -> str:
     """The sweep's saved view, as the sweep's last lines print it, on this server."""
     found = re.search(r"https?://\S+viewStateShareKey=\S+", (work / "sweep.log").read_text())
@@ -161,7 +212,9 @@ def view_link(work: Path, url: str) -> str:
     return re.sub(r"^https?://[^/]+", url, found.group(0))
 
 
-async def take_shots(chromium: str, url: str, report: Path, out: Path, charts: str) -> None:
+async def take_shots(
+    chromium: str, url: str, report: Path, out: Path, charts: str, trace_score: str
+) -> None:
     link = view_link(report.parent, url)
     async with Browser(chromium, VIEW_HEIGHT) as b:
         # The sweep's view as its link opens it: no click, MLflow's assistant panel open.
@@ -181,6 +234,16 @@ async def take_shots(chromium: str, url: str, report: Path, out: Path, charts: s
         await asyncio.sleep(1)
         await b.screenshot(out / "mlflow_compare.png", MLFLOW_HEIGHT)
 
+        # The probes that lost everything: the traces view filtered on score 0.
+        page = url + TRACES_PAGE.format(experiment_id(url))
+        await filter_traces_on_score(b, page, trace_score, TRACES_HEIGHT)
+        await asyncio.sleep(3)
+        await b.js(f"{with_text('button', 'Got it')}?.click()")  # a first visit's tip box
+        await b.js(SCROLL_TO_SCORES)
+        await asyncio.sleep(1)
+        await b.call("Input.dispatchMouseEvent", type="mouseMoved", x=2, y=2)
+        await b.screenshot(out / "traces_by_score.png", TRACES_HEIGHT)
+
         await b.open((report / "report.html").resolve().as_uri(), REPORT_HEIGHT)
         await b.wait_for("document.readyState === 'complete'", "the report")
         await b.screenshot(out / "report.png", REPORT_HEIGHT)
@@ -196,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
         help="text typed into MLflow's chart search, choosing the charts shown "
         "(default: the view's own, 'headline'; e.g. 'overall')",
     )
+    p.add_argument(
+        "--trace-score", default="0", help="the score the traces view is filtered on (default 0)"
+    )
     p.add_argument("--keep", action="store_true", help="keep the temporary folder and say where")
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="shots-"))
@@ -209,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         server = start_server(mlflow, work / "mlruns", port, work)
         wait_until_up(url, server)
         print(f"mlflow server at {url}; screenshots ...", flush=True)
-        asyncio.run(take_shots(chromium, url, report, args.out, args.charts))
+        asyncio.run(take_shots(chromium, url, report, args.out, args.charts, args.trace_score))
     except (ScreenshotError, RuntimeError) as exc:
         print(f"error: {exc} (logs in {work})", file=sys.stderr)
         args.keep = True
@@ -219,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             stop_group(server)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    for name in ("mlflow_view.png", "mlflow_compare.png", "report.png"):
+    for name in ("mlflow_view.png", "mlflow_compare.png", "traces_by_score.png", "report.png"):
         print(f"wrote {args.out / name} ({(args.out / name).stat().st_size // 1024} KB)")
     return 0
 

@@ -25,7 +25,10 @@ from benchmark.tracking.traces import shown_score
 sys.path.insert(0, str(REPO / "scripts"))  # the screenshot script's browser and server
 from browser import Browser, stop_group  # noqa: E402
 from screenshots import (  # noqa: E402
+    SHOWN_PROBES,
+    TRACES_PAGE,
     ScreenshotError,
+    filter_traces_on_score,
     find_tools,
     free_port,
     start_server,
@@ -122,51 +125,14 @@ def test_a_filter_on_the_score_returns_exactly_the_probes_with_that_score(sweep)
 
 
 # The MLflow UI (3.x traces view): find the probes with a score through its filter form.
-TRACES_PAGE = "/#/experiments/{}/traces"
-FILTERS = "document.querySelector('[data-component-id=\"web-shared.traces-table.filter.trigger\"]')"
-CENTRE = """(() => { const el = %s; if (!el) return null; el.scrollIntoView({block: "center"});
-  const r = el.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"""
-SHOWN = """JSON.stringify([...document.body.innerText.matchAll(/"probe_id": "([^"]+)"/g)]
-  .map(m => m[1]).sort())"""
-
-
-def with_text(selector: str, text: str) -> str:
-    """A page expression: the first element of ``selector`` whose text is ``text``."""
-    found = f"[...document.querySelectorAll({json.dumps(selector)})]"
-    return f"{found}.find(e => e.innerText?.trim() === {json.dumps(text)})"
-
-
-async def press(browser, element: str, what: str) -> None:
-    """A real mouse click on ``element`` (the UI's selects open on pointer events)."""
-    x, y = await browser.wait_for(CENTRE % element, what, 30)
-    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
-        await browser.call(
-            "Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1
-        )
-    await asyncio.sleep(0.5)
-
-
 async def filter_on_score(chromium: str, url: str, value: str, expected: list[str]) -> list[str]:
     """Open the traces view, filter on Feedback `score` = ``value``; the probe ids shown."""
     async with Browser(chromium) as b:
-        await b.open(url)
-        await b.wait_for(f"{FILTERS} && {SHOWN} !== '[]'", "the traces table")
-        await b.js("document.querySelector('button[aria-label=Close]')?.click()")  # assistant
-        await b.js(f"{FILTERS}.click()")
-        await press(b, with_text("[role=dialog] [role=combobox]", "State"), "the field select")
-        await press(b, with_text("[role=option]", "Feedback"), "the Feedback field")
-        name = "[...document.querySelectorAll('[role=dialog] *')]"
-        name += ".find(e => !e.children.length && e.innerText?.trim() === 'Feedback name')"
-        await press(b, name, "the feedback name box")
-        await b.call("Input.insertText", text="score")
-        await press(b, with_text("[role=option]", "score"), "the score feedback")
-        await press(b, "document.querySelector('[role=dialog] input[placeholder=Value]')", "value")
-        await b.call("Input.insertText", text=value)
-        await press(b, with_text("[role=dialog] button", "Apply filters"), "Apply filters")
+        await filter_traces_on_score(b, url, value)
         want = json.dumps(sorted(expected))
         with contextlib.suppress(RuntimeError):  # the test's assertion shows what was there
-            await b.wait_for(f"{SHOWN} === {json.dumps(want)}", "the filtered traces", 30)
-        return json.loads(await b.js(SHOWN))
+            await b.wait_for(f"{SHOWN_PROBES} === {json.dumps(want)}", "the filtered traces", 30)
+        return json.loads(await b.js(SHOWN_PROBES))
 
 
 def test_the_ui_traces_view_filtered_on_a_score_shows_those_probes_only(sweep, tmp_path):

@@ -8,10 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,6 +24,12 @@ from benchmark.tracking.views import OVERALL_CI_TAG, VIEW_TAG_PREFIX, overall_ci
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 from browser import Browser, stop_group  # noqa: E402  (scripts/ is not a package)
+from screenshots import (  # noqa: E402
+    ScreenshotError,
+    find_tools,
+    start_server,
+    wait_until_up,
+)
 
 EXPERIMENT = "compaction-benchmark"
 POLICIES = ("none", "truncate", "observation_mask")
@@ -127,44 +130,17 @@ CI_COL = f"tags.`{OVERALL_CI_TAG}`"
 OVERALL_COL = f"metrics.`{names.OVERALL}`"
 
 
-def _chromium() -> str | None:
-    return next((c for c in ("/usr/bin/chromium",) if Path(c).exists()), None)
-
-
-def _serve(store: Path, port: int, log: Path) -> subprocess.Popen:
-    mlflow = Path(sys.executable).parent / "mlflow"
-    return subprocess.Popen(
-        [str(mlflow), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
-        + ["--backend-store-uri", f"sqlite:///{store / 'mlflow.db'}"],
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def _wait_up(url: str, proc: subprocess.Popen, log: Path, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()[-2000:]
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"mlflow server did not answer within {timeout:.0f} s")
-
-
 def test_mlflow_ui_shows_every_policy_overall_with_its_interval_at_once(sweep):
-    chromium = _chromium()
-    if chromium is None:
-        pytest.skip("chromium not installed (apt-get install chromium)")
+    try:
+        chromium, mlflow_cmd = find_tools()
+    except ScreenshotError as exc:
+        pytest.skip(str(exc))
     tmp, _, _, experiment, parent, jobs = sweep
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    server = _serve(tmp / "mlruns", port, tmp / "server.log")
+    server = start_server(mlflow_cmd, tmp / "mlruns", port, tmp)
     try:
-        _wait_up(url, server, tmp / "server.log")
+        wait_until_up(url, server)
         link = view_url(url, experiment.experiment_id, f"benchmark-sweep-{parent.info.run_id}")
         assert link in parent.data.tags[NOTE_TAG].replace("127.0.0.1:5000", f"127.0.0.1:{port}")
 
