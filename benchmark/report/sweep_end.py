@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
 from benchmark.report.build import build_report
-from benchmark.report.cells import interval_cell
+from benchmark.report.cells import Cell, interval_cell
 from benchmark.report.compare import Comparison, Row, compare
 from benchmark.report.load import load_table, select
 from benchmark.report.overall_figure import IMAGE_KEY, overall_figure, run_colours
@@ -45,10 +44,8 @@ class SweepSummary(BaseModel):
     ui_command: str | None
 
 
-def summary_rows(comparison: Comparison) -> tuple[list[str], list[list[Any]]]:
+def summary_rows(comparison: Comparison) -> tuple[list[str], list[list[Cell]]]:
     """The comparison in four columns: what a person comes for."""
-    from benchmark.report.cells import Cell
-
     header = ["policy", "overall [95% CI]", "retention vs none", "tokens kept"]
     body = [
         [
