@@ -15,6 +15,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchmark.audit.config import AuditConfig
+from benchmark.clusters import StatsConfig
 from benchmark.compaction import CompactionConfig
 from benchmark.config_checks import (
     check_endpoints,
@@ -80,6 +81,7 @@ class BenchmarkConfig(BaseModel):
     execution: ExecutionConfig = ExecutionConfig()
     report: ReportConfig = ReportConfig()
     redaction: RedactionConfig = RedactionConfig()
+    stats: StatsConfig = StatsConfig()
     transcript: TranscriptConfig
     compaction: CompactionConfig
     probe: ProbeConfig

@@ -15,6 +15,7 @@ from concurrent.futures import wait as futures_wait
 from typing import Any
 
 from benchmark import interrupt
+from benchmark.clusters import shared_task_warning
 from benchmark.compaction import CompactionConfig, CompactionPoint, find_points, head_warning
 from benchmark.config import BenchmarkConfig
 from benchmark.errors import UserError
@@ -40,6 +41,7 @@ from benchmark.scheduling import (
     stage_error,
 )
 from benchmark.survival import ContextFacts
+from benchmark.transcript.manifest import TranscriptManifest
 from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.sources import TranscriptStream
 
@@ -257,7 +259,10 @@ class _Job:
         return JobResult(
             policy=self.config.policy.name,
             transcripts=stream.ids if stream else [],
-            inputs=stream.manifest if stream else None,
+            inputs=warn_shared_tasks(stream.manifest, self.config.stats.cluster_by)
+            if stream
+            else None,
+            cluster_by=self.config.stats.cluster_by,
             rubric=self.config.rubric,
             context_window=self.config.compaction.context_window,
             not_measured=self.unmeasured,
@@ -272,6 +277,16 @@ class _Job:
             interrupted=interrupted,
             unfinished_probes=unfinished,
         )
+
+
+def warn_shared_tasks(manifest: TranscriptManifest, cluster_by: str) -> TranscriptManifest:
+    """The manifest, with a warning (logged once) when transcripts share a task while
+    clustered apart: their intervals are too narrow."""
+    warning = shared_task_warning(manifest.tasks(), cluster_by)
+    if warning is None or warning in manifest.warnings:
+        return manifest
+    log.warning(warning)
+    return manifest.model_copy(update={"warnings": [*manifest.warnings, warning]})
 
 
 def _settled(point: ScheduledPoint) -> bool:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable, Hashable
 
 from pydantic import BaseModel, Field
 
 from benchmark import metric_names as names
 from benchmark.answerer.base import Answer
+from benchmark.clusters import ClusterBy, cluster_key
 from benchmark.compaction import CompactionPoint
 from benchmark.judge.agreement import Unit, agreement_metrics
 from benchmark.judge.base import Judgment
@@ -114,6 +116,9 @@ class JobResult(BaseModel):
     repeated_probes: int = Field(
         0, description="probes left out as repeats of one asked at an earlier point"
     )
+    cluster_by: ClusterBy = Field(
+        "point", description="stats.cluster_by: what the intervals' clusters are"
+    )
     interrupted: bool = Field(
         False, description="the job was stopped by Ctrl-C: this holds what finished before"
     )
@@ -164,13 +169,13 @@ class JobResult(BaseModel):
         """The roll-up's estimates with their 95% intervals (``benchmark.stats``), by
         metric name (``names.OVERALL``, ``names.dimension``, ``names.type_overall``).
 
-        Over scored probes clustered by ``(transcript, point)``. Cached by content:
+        Over scored probes clustered by ``cluster_by`` (``cluster``). Cached by content:
         ``metrics()`` is called more than once per job, and a cache keyed on the probes
         can never go stale, whatever happens to this (mutable) model.
         """
         probes = tuple(
             (
-                (r.probe.transcript_id, r.probe.point),
+                self.cluster(r),
                 r.probe.type,
                 tuple(sorted(r.judgment.scores().items())),
             )
@@ -178,6 +183,20 @@ class JobResult(BaseModel):
             if not r.failed
         )
         return dict(rollup_estimates(self.rollup_rubric.model_dump_json(), probes, CI_CONFIDENCE))
+
+    def tasks(self) -> dict[str, str | None]:
+        """transcript id -> the task its log replays (None: unknown, its own task)."""
+        return self.inputs.tasks() if self.inputs is not None else {}
+
+    def cluster(self, result: ProbeResult) -> Hashable:
+        """A probe's cluster for every interval of the job (``stats.cluster_by``)."""
+        probe = result.probe
+        task = self.tasks().get(probe.transcript_id)
+        return cluster_key(self.cluster_by, probe.transcript_id, probe.point, task)
+
+    def cluster_count(self) -> int:
+        """Clusters of the scored probes."""
+        return len({self.cluster(r) for r in self.probe_results if not r.failed})
 
     @property
     def failed_fraction(self) -> float:
@@ -255,7 +274,7 @@ class JobResult(BaseModel):
         metrics[names.PROBES_REPEATED] = self.repeated_probes
         if self.interrupted:
             metrics[names.PROBES_UNFINISHED] = self.unfinished_probes
-        metrics.update(answerer_free_metrics(self.probe_results, self.rollup_rubric))
+        metrics.update(answerer_free_metrics(self.probe_results, self.rollup_rubric, self.cluster))
         return metrics
 
     def panel_metrics(self) -> dict[str, float]:
@@ -280,7 +299,7 @@ class JobResult(BaseModel):
         """One row per probe: the per-probe table shown in the MLflow UI. It starts with
         ``probe_id, type, policy, score``, so the score is in view beside its probe (and
         runs line up by probe in the Evaluation view) before the long text cells."""
-        rows = []
+        rows, tasks = [], self.tasks()
         for point in self.points:
             for r in point.probes:
                 rows.append(
@@ -288,6 +307,7 @@ class JobResult(BaseModel):
                         **leading_columns(r, self.policy),
                         "transcript": r.probe.transcript_id,
                         "point": r.probe.point,
+                        "task": tasks.get(r.probe.transcript_id),
                         "position": round(r.probe.position, 3),
                         "question": r.probe.question,
                         "gold": r.probe.gold.answer,
@@ -312,7 +332,11 @@ def leading_columns(result: ProbeResult, policy: str) -> dict[str, object]:
     }
 
 
-def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[str, float]:
+def answerer_free_metrics(
+    results: list[ProbeResult],
+    rubric: Rubric,
+    cluster: Callable[[ProbeResult], Hashable] = lambda r: (r.probe.transcript_id, r.probe.point),
+) -> dict[str, float]:
     """What sits beside the score: fact survival (per type too); with a control arm,
     the control's overall and retention (the policy's mean probe score over the
     control's on the probes both arms scored); next_action probes' agreement with the
@@ -320,13 +344,14 @@ def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[st
 
     The control arm's overall is its own roll-up; retention is a ratio of paired
     per-probe scores, so it compares the two arms on exactly the same probes.
+    ``cluster``: a probe's cluster (``JobResult.cluster``).
     """
     metrics: dict[str, float] = {}
     measured = [r for r in results if r.survival is not None]
     if measured:
         survival = cluster_interval(
             [r.survival for r in measured],
-            [_cluster(r) for r in measured],
+            [cluster(r) for r in measured],
             confidence=CI_CONFIDENCE,
             limits=(0, 1),
         )
@@ -348,15 +373,13 @@ def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[st
         retention = ratio_interval(
             [r.score for r in paired],
             [r.control.score for r in paired],  # type: ignore[union-attr]
-            [_cluster(r) for r in paired],
+            [cluster(r) for r in paired],
             confidence=CI_CONFIDENCE,
             limits=(0, math.inf),
         )
         metrics.update(names.with_interval(names.RETENTION, retention))
         metrics[names.RETENTION_PROBES] = len(paired)
-    agreed = [
-        (r.control_agreement, _cluster(r)) for r in results if r.control_agreement is not None
-    ]
+    agreed = [(r.control_agreement, cluster(r)) for r in results if r.control_agreement is not None]
     if agreed:
         values, clusters = zip(*agreed, strict=True)
         agree = cluster_interval(
@@ -364,10 +387,6 @@ def answerer_free_metrics(results: list[ProbeResult], rubric: Rubric) -> dict[st
         )
         metrics.update(names.with_interval(names.type_control_agreement("next_action"), agree))
     return metrics
-
-
-def _cluster(result: ProbeResult) -> tuple[str, int]:
-    return (result.probe.transcript_id, result.probe.point)
 
 
 def member_columns(judgment: Judgment) -> dict[str, float]:

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchmark import metric_names as names
+from benchmark.clusters import LABELS
 from benchmark.judge.measured import NOTE
 from benchmark.probe.models import PROBE_TYPES
 from benchmark.results import CI_CONFIDENCE, JobResult
@@ -23,9 +24,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
     overall = result.scores()
     metrics = result.metrics()
     estimates = result.estimates()
-    clusters = len(
-        {(r.probe.transcript_id, r.probe.point) for r in result.probe_results if not r.failed}
-    )
+    clusters = result.cluster_count()
     overall_est = estimates.get(names.OVERALL)
     method = describe(clusters, overall_est.df if overall_est else None, CI_CONFIDENCE)
     untested = no_test_reason(clusters)
@@ -37,8 +36,10 @@ def render(result: JobResult, console: Console | None = None) -> str:
             + tokens(metrics, len(result.points))
             + f"failures: {int(metrics[names.PROBES_FAILED_ANSWERS])} answers, "
             f"{int(metrics[names.PROBES_FAILED_JUDGMENTS])} judgments; "
-            f"[{method}; clusters are (transcript, point)]"
+            f"[{method}; clusters are {LABELS[result.cluster_by]} (stats.cluster_by="
+            f"{result.cluster_by})]"
             + (f"; {untested}" if untested else "")
+            + "".join(f"\nwarning: {w}" for w in (result.inputs.warnings if result.inputs else []))
             + over_window(result)
             + stage_failures(result)
             + "".join(f"\nn/m = {d}: {NOTE}" for d in result.not_measured)

@@ -81,7 +81,7 @@ _NOT_SECRETS = {"true", "false", "null", "none", "yes", "no", "required", "optio
 
 def is_reference(value: str) -> bool:
     """A shell or template reference, or an obvious stand-in, is not a secret."""
-    v = value.strip("\"'")
+    v = value.strip("\"'\\")  # a JSON-escaped quote (\\") is a quote too
     return (
         not v
         or v[0] in "$<%{*"
@@ -129,8 +129,37 @@ def _r(pattern: str, accept: Accept | None = None, flags: int = 0) -> Rule:
 
 
 def _assigned(value: str) -> bool:
-    """A value assigned to a secret-named variable: anything but a reference or a flag word."""
-    return not is_reference(value) and value.lower() not in _NOT_SECRETS
+    """A value assigned to a secret-named variable: anything but a reference, a flag word,
+    a stand-in or code that fetches the secret from elsewhere."""
+    return not (
+        is_reference(value) or value.lower() in _NOT_SECRETS or is_stand_in(value) or is_code(value)
+    )
+
+
+# Stand-ins people write where a secret goes: your-api-key-here, sk-xxxx. Not ``changeme``:
+# it is also a default password that really opens things (docker-compose files).
+_STAND_IN = re.compile(
+    r"placeholder|your[-_.].*|.*[-_]here"
+    r"|(?:[a-z]{2,4}[-_])?[x*]{3,}|\.{3,}|…",
+    re.I,
+)
+# Code that reads a secret from elsewhere: settings.SECRET_KEY, os.environ..., process.env.X.
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)+")
+_ENV_READ = re.compile(r"(?:os\.(?:environ|getenv)|process\.env|System\.getenv|ENV\[)", re.I)
+
+
+def is_stand_in(value: str) -> bool:
+    """A placeholder value (``<your-key>`` is a reference already)."""
+    return _STAND_IN.fullmatch(value.strip("\"'\\")) is not None
+
+
+def is_code(value: str) -> bool:
+    """Code rather than a literal: an environment read, a dotted name without digits, or a
+    "quoted value" that holds a quote and a bracket (``split('PASSWORD="')[1]``: the quotes
+    matched across a string's end)."""
+    if _ENV_READ.match(value) or _DOTTED_NAME.fullmatch(value):
+        return True
+    return any(q in value for q in "'\"") and any(b in value for b in "()[]")
 
 
 _TOKEN = r"[A-Za-z0-9][A-Za-z0-9._~+/=-]"
@@ -264,7 +293,7 @@ BUILTIN: dict[str, Detector] = {
                 # .env and shell: NAME=value (export, docker -e, a command's prefix).
                 _r(
                     rf"(?:^|(?<=[\s;&|(\"']))(?:{_ENV_NAME})(?<!PUBLIC_KEY)="
-                    rf"(?:{_QUOTED}|(?P<s3>(?:[^\s'\"\\;&|()\[\]]|\\(?![nrt\"\\]))+))",
+                    rf"(?:{_QUOTED}|(?P<s3>(?:[^\s'\"\\;&|()\[\]]|\\(?![nrt\"\\]))++)(?![(\[]))",
                     _assigned,
                     re.M,
                 ),

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, Field
 
 from benchmark import metric_names as names
+from benchmark.clusters import PARAM
 from benchmark.report.header import HeaderLine, header_lines
 from benchmark.report.layout import (
     clusters,
@@ -62,7 +63,7 @@ class Row(BaseModel):
     by_type: dict[str, Interval] = Field(
         default_factory=dict, description="score per probe type, with its 95% CI"
     )
-    clusters: int = Field(0, description="(transcript, point) clusters behind its CIs")
+    clusters: int = Field(0, description="clusters behind its CIs (stats.cluster_by)")
     colour: str = Field(
         "", description="its MLflow run colour (tag mlflow.runColor), else the palette's"
     )
@@ -123,7 +124,7 @@ def compare(
             t: Interval(value=v, low=low, high=high)
             for t, (v, low, high) in per_type[row.run_id].items()
         }
-        row.clusters = clusters(tables.get(row.run_id, []))
+        row.clusters = clusters(tables.get(row.run_id, []), run.params.get(PARAM, "point"))
     kept = retention_against_control(runs, tables, probe_type)
     for row in rows:
         if row.run_id in kept:

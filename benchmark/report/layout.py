@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from benchmark.clusters import row_cluster
 from benchmark.report.paired import Table
 
 _SUFFIX = re.compile(r"^([^@\s]+)(@[^\s(]+)(.*)$")
@@ -54,6 +55,7 @@ def order(
     return sorted(overall, key=key)
 
 
-def clusters(table: Table) -> int:
-    """Distinct (transcript, compaction point) clusters of a run's scored probes."""
-    return len({(r.get("transcript"), r.get("point")) for r in table if r.get("score") is not None})
+def clusters(table: Table, cluster_by: str = "point") -> int:
+    """Distinct clusters (``stats.cluster_by``: (transcript, compaction point) by default) of
+    a run's scored probes."""
+    return len({row_cluster(r, cluster_by) for r in table if r.get("score") is not None})

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from math import isnan
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from benchmark.clusters import PARAM, ClusterBy, coarsest, row_cluster
 from benchmark.errors import UserError
 from benchmark.report.load import RunData
 from benchmark.stats import paired_difference
@@ -28,6 +30,30 @@ Table = list[dict[str, Any]]
 RowPair = tuple[dict[str, Any], dict[str, Any]]  # (run's row, reference's row) of one probe
 
 
+@dataclass(frozen=True)
+class Diffs:
+    """How differences are computed: their clusters, and the limits of an interval of a
+    difference of two scores, ``(-scale_max, scale_max)`` (None: scale unknown)."""
+
+    cluster_by: ClusterBy = "point"
+    limits: tuple[float, float] | None = None
+
+
+def diffs_for(runs: Sequence[RunData]) -> Diffs:
+    """The runs' coarsest ``stats.cluster_by`` and their largest ``rubric.scale_max``."""
+    scales = []
+    for run in runs:
+        try:
+            scales.append(float(run.params["rubric.scale_max"]))
+        except (KeyError, ValueError):
+            continue
+    top = max(scales) if scales else None
+    return Diffs(
+        cluster_by=coarsest([r.params.get(PARAM) for r in runs]),
+        limits=(-top, top) if top is not None else None,
+    )
+
+
 class Delta(BaseModel):
     """``run - reference`` on paired probes (see ``benchmark.stats.paired_difference``)."""
 
@@ -36,7 +62,7 @@ class Delta(BaseModel):
     high: float | None
     p_value: float | None = Field(description="None below MIN_CLUSTERS_FOR_TEST clusters")
     n: int = Field(description="paired probes")
-    clusters: int = Field(description="(transcript, compaction point) clusters")
+    clusters: int = Field(description="clusters (stats.cluster_by; (transcript, point) by default)")
     df: float | None = Field(None, description="degrees of freedom of the t interval and test")
     significant: bool = Field(description="p < 0.05, i.e. the CI excludes 0 (needs a p-value)")
 
@@ -133,10 +159,11 @@ def matched(mine: Table, theirs: Table, probe_type: str | None = None) -> list[R
     ]
 
 
-def delta(pairs: Sequence[RowPair], column: str) -> Delta | None:
-    """``column`` of the run minus the reference's, over pairs where both have a value."""
+def delta(pairs: Sequence[RowPair], column: str, how: Diffs = Diffs()) -> Delta | None:
+    """``column`` of the run minus the reference's, over pairs where both have a value,
+    clustered and kept inside the limits as ``how`` says."""
     kept = [
-        (mine[column], ref[column], (mine.get("transcript"), mine.get("point")))
+        (mine[column], ref[column], row_cluster(mine, how.cluster_by))
         for mine, ref in pairs
         if mine.get(column) is not None and ref.get(column) is not None
     ]
@@ -147,6 +174,7 @@ def delta(pairs: Sequence[RowPair], column: str) -> Delta | None:
         [float(a) for a, _, _ in kept],
         [float(b) for _, b, _ in kept],
         clusters=clusters,
+        limits=how.limits,
     )
     defined = not (isnan(d.low) or isnan(d.high))
     return Delta(
@@ -161,10 +189,10 @@ def delta(pairs: Sequence[RowPair], column: str) -> Delta | None:
     )
 
 
-def fill(out: Paired, pairs: list[RowPair], dims: list[str]) -> Paired:
+def fill(out: Paired, pairs: list[RowPair], dims: list[str], how: Diffs = Diffs()) -> Paired:
     """``out`` with the overall and per-dimension differences over ``pairs``."""
-    out.overall = delta(pairs, "score")
-    out.dimensions = {dim: delta(pairs, f"{DIM_PREFIX}{dim}") for dim in dims}
+    out.overall = delta(pairs, "score", how)
+    out.dimensions = {dim: delta(pairs, f"{DIM_PREFIX}{dim}", how) for dim in dims}
     return out
 
 
@@ -176,9 +204,12 @@ def paired_differences(
     reference: str,
     *,
     probe_type: str | None = None,
+    how: Diffs | None = None,
 ) -> tuple[list[Paired], list[Paired]]:
     """Each run vs its reference run, and each config pooled over its runs (when it has
-    more than one, e.g. a sweep over seeds). Raises UserError when no reference run exists."""
+    more than one, e.g. a sweep over seeds). Raises UserError when no reference run exists.
+    ``how``: clusters and limits (default: ``diffs_for(runs)``)."""
+    how = how or diffs_for(runs)
     pick = reference_picker(runs, reference)
     per_run: list[Paired] = []
     groups: dict[tuple, list[tuple[RunData, RunData, list[RowPair]]]] = {}
@@ -199,7 +230,7 @@ def paired_differences(
             out.note = no_pairs_note(probe_type)
             per_run.append(out)
             continue
-        per_run.append(fill(out, pairs, dims))
+        per_run.append(fill(out, pairs, dims, how))
         groups.setdefault(config_key(run), []).append((run, ref, pairs))
     pooled = []
     for members in groups.values():
@@ -212,7 +243,7 @@ def paired_differences(
             reference_run_ids=[ref.run_id for _, ref, _ in members],
             reference_label=f"{reference} on the same probes",
         )
-        pooled.append(fill(out, [p for _, _, pairs in members for p in pairs], dims))
+        pooled.append(fill(out, [p for _, _, pairs in members for p in pairs], dims, how))
     for out, label in zip(pooled, numbered([out.label for out in pooled]), strict=True):
         out.label = label  # two pooled configs under one run name: numbered
     return per_run, pooled

@@ -13,12 +13,14 @@ from collections.abc import Sequence
 
 from benchmark.report.load import RunData
 from benchmark.report.paired import (
+    Diffs,
     Paired,
     RowPair,
     Table,
     closest,
     config_key,
     config_name,
+    diffs_for,
     fill,
     matched,
     no_pairs_note,
@@ -48,9 +50,12 @@ def pairwise_differences(
     dims: list[str],
     *,
     probe_type: str | None = None,
+    how: Diffs | None = None,
 ) -> list[Paired]:
     """Every later config minus every earlier one (in the order of ``runs``), grouped by the
-    later: ``b - a``, ``c - a``, ``c - b``. Empty with fewer than two configs."""
+    later: ``b - a``, ``c - a``, ``c - b``. Empty with fewer than two configs. ``how``:
+    clusters and limits (default: ``paired.diffs_for(runs)``)."""
+    how = how or diffs_for(runs)
     grouped = arms(runs, labels)
     out = []
     for j, (label, mine) in enumerate(grouped):
@@ -68,7 +73,7 @@ def pairwise_differences(
                 reference_label=other,
             )
             if pairs:
-                out.append(fill(diff, pairs, dims))
+                out.append(fill(diff, pairs, dims, how))
             else:
                 diff.note = no_pairs_note(probe_type)
                 out.append(diff)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from benchmark import metric_names as names
+from benchmark.clusters import PARAM, row_cluster
 from benchmark.probe.models import PROBE_TYPES
 from benchmark.report.load import RunData
 from benchmark.report.paired import Table
@@ -31,14 +32,16 @@ def metric_bounds(metrics: dict[str, float], name: str) -> Bounds | None:
     return metrics[name], metrics.get(low), metrics.get(high)
 
 
-def table_bounds(table: Table, scale_max: float | None) -> dict[str, Bounds]:
+def table_bounds(
+    table: Table, scale_max: float | None, cluster_by: str = "point"
+) -> dict[str, Bounds]:
     """Per probe type: the mean score of the scored probes (failed ones left out, as in the
     paired differences) with its cluster interval, kept on the scale."""
     scored: dict[str, list[tuple[float, tuple]]] = {}
     for row in table:
         if row.get("score") is None or row.get("failed") or not row.get("type"):
             continue
-        cluster = (row.get("transcript"), row.get("point"))
+        cluster = row_cluster(row, cluster_by)
         scored.setdefault(str(row["type"]), []).append((float(row["score"]), cluster))
     out: dict[str, Bounds] = {}
     limits = (0.0, scale_max) if scale_max is not None else None
@@ -55,7 +58,7 @@ def type_scores(
     column after ``next_action``) and, per run id, each type's score and interval."""
     out: dict[str, dict[str, Bounds]] = {}
     for run in runs:
-        per = table_bounds(tables.get(run.run_id, []), scale_max)
+        per = table_bounds(tables.get(run.run_id, []), scale_max, run.params.get(PARAM, "point"))
         for ptype in PROBE_TYPES:
             logged = metric_bounds(run.metrics, names.type_overall(ptype))
             if logged is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from benchmark.clusters import PARAM, coarsest, row_cluster
 from benchmark.report.load import RunData
 from benchmark.report.paired import Table, matched, reference_picker
 from benchmark.stats import ratio_interval
@@ -28,12 +29,13 @@ def retention_against_control(
     if not any(r.policy == CONTROL for r in runs):
         return {}
     pick = reference_picker(runs, CONTROL)
+    cluster_by = coarsest([r.params.get(PARAM) for r in runs])
     out: dict[str, tuple[float, float, float]] = {}
     for run in runs:
         control = pick(run)
         pairs = matched(tables.get(run.run_id, []), tables.get(control.run_id, []), probe_type)
         kept = [
-            (float(mine["score"]), float(ref["score"]), (mine.get("transcript"), mine.get("point")))
+            (float(mine["score"]), float(ref["score"]), row_cluster(mine, cluster_by))
             for mine, ref in pairs
         ]
         if not kept or sum(ref for _, ref, _ in kept) <= 0:

@@ -30,6 +30,11 @@ class SourceFile(BaseModel):
     redactions: dict[str, int] = Field(
         default_factory=dict, description="secrets replaced by placeholders, per type"
     )
+    task: str | None = Field(
+        None,
+        description="the task the log replays (benchmark.transcript.task): runs of one task "
+        "cluster as one with stats.cluster_by=task; None: its own task",
+    )
     summaries: list[int] = Field(
         default_factory=list,
         description="indices of messages that were already a summary in the log (the agent's "
@@ -48,11 +53,19 @@ class SkippedFile(BaseModel):
 
 
 class TranscriptManifest(BaseModel):
+    """The job's transcripts; ``warnings``: what a reader of the scores must know (transcripts
+    sharing a task while clustered apart)."""
+
     source: str = Field(description="the transcript config's path(s), or the generator and seed")
     files: list[SourceFile]
     skipped: list[SkippedFile] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
     passed_over: dict[str, int] = Field(
         default_factory=dict,
         description="entries a folder scan passed over without naming them, counted by why "
         "(hidden, another extension)",
     )
+
+    def tasks(self) -> dict[str, str | None]:
+        """transcript id -> its task (None: none read from its log)."""
+        return {f.transcript_id: f.task for f in self.files}

@@ -184,7 +184,7 @@ class TranscriptStream:
                     warnings,
                     counts,
                     notes,
-                )
+                ).model_copy(update={"task": item.task})
             )
             del item  # its transcript is the unredacted one
             yield transcript

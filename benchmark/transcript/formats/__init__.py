@@ -28,6 +28,7 @@ from benchmark.transcript.formats._document import (
 )
 from benchmark.transcript.formats._summaries import mark_summaries
 from benchmark.transcript.models import Transcript
+from benchmark.transcript.task import task_id
 
 __all__ = ["FORMATS", "Imported", "SubagentLog", "TranscriptError", "detect", "import_file"]
 
@@ -56,6 +57,7 @@ class Imported(BaseModel):
     notes: list[str] = Field(
         default_factory=list, description="what the log says beyond its messages (exit status)"
     )
+    task: str | None = Field(None, description="the task the log replays (transcript.task)")
 
 
 def import_file(
@@ -87,6 +89,7 @@ def import_file(
         size=doc.size,
         warnings=doc.warnings,
         notes=doc.notes,
+        task=task_id(doc.value, doc.records, messages),
     )
 
 
