@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel
 
 from benchmark import metric_names as names
+from benchmark.clusters import PARAM
 from benchmark.report.load import RunData
 from benchmark.report.retention import CONTROL
 
@@ -104,7 +105,9 @@ def _clusters(run: RunData, clusters: int) -> str | None:
     count = clusters or int(run.metrics.get(names.POINTS_TOTAL, 0))
     if not count:
         return None
-    return f"{_count(count, '(transcript, compaction point) cluster')} per run"
+    key = run.params.get(PARAM, "point")
+    what = {"point": "(transcript, compaction point)", "transcript": "transcript"}.get(key, "task")
+    return f"{_count(count, f'{what} cluster')} per run"  # which: stats.cluster_by
 
 
 def _summary(values: Sequence[str | None]) -> str | None:
