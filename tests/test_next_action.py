@@ -104,6 +104,68 @@ CASES = [
         NextStep(verb="bash", target="reproduce.py"),
     ),
     ("swe-fc submit", _call("submit", {}), "finish"),
+    # Searches read the pattern looked for, never the folder, in every format
+    (
+        "swe-fc find_file",
+        _call("find_file", {"file_name": "slug.py", "dir": "/testbed/src"}),
+        NextStep(verb="search", target="slug.py"),
+    ),
+    (
+        "swe-text find_file",
+        [_fenced('find_file "slug.py" /testbed/src')],
+        NextStep(verb="search", target="slug.py"),
+    ),
+    (
+        "swe-fc search_dir",
+        _call("search_dir", {"search_term": "def slugify", "dir": "/testbed"}),
+        NextStep(verb="search", target="def slugify"),
+    ),
+    (
+        "swe-text search_dir",
+        [_fenced('search_dir "def slugify" /testbed')],
+        NextStep(verb="search", target="def slugify"),
+    ),
+    (
+        "swe-text search_file",
+        [_fenced('search_file "slugify" src/slug.py')],
+        NextStep(verb="search", target="slugify"),
+    ),
+    (
+        "mini grep",
+        _call("bash", {"command": "cd /testbed && grep -rn 'def slugify' src | head"}),
+        NextStep(verb="search", target="def slugify"),
+    ),
+    (
+        "mini find",
+        [_fenced("cd /testbed && find . -name slug.py")],
+        NextStep(verb="search", target="slug.py"),
+    ),
+    # mini-swe-agent: a heredoc, sed -i and an inline script writing a file are edits
+    (
+        "mini heredoc",
+        [_fenced("cd /testbed && cat <<'EOF' > repro.py\nimport slug\nEOF\npython repro.py")],
+        NextStep(verb="create", target="repro.py"),
+    ),
+    (
+        "mini sed -i",
+        _call("bash", {"command": "cd /testbed && sed -i 's/x/y/' src/slug.py"}),
+        NextStep(verb="edit", target="src/slug.py"),
+    ),
+    (
+        "mini python writes",
+        [
+            _fenced(
+                "cd /testbed && python - <<'EOF'\nimport pathlib\np = pathlib.Path('src/slug.py')\n"
+                "s = p.read_text()\nopen('src/slug.py', 'w').write(s)\nEOF"
+            )
+        ],
+        NextStep(verb="edit", target="src/slug.py"),
+    ),
+    (
+        "mini submit",
+        [_fenced("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A")],
+        "finish",
+    ),
     # Claude Code
     (
         "claude Read",
