@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from benchmark.activity.actions import Action
 from benchmark.activity.operations import is_inspection, paths_of
 from benchmark.probe.candidate import Candidate, View, listing
+from benchmark.probe.command_names import command_name
 from benchmark.probe.models import Fact
 from benchmark.probe.pins import pins
 from benchmark.probe.runs import (
@@ -22,7 +23,6 @@ from benchmark.probe.runs import (
 )
 from benchmark.probe.text import (
     clip,
-    command_line,
     fact_kind,
     first_line,
     sentences,
@@ -71,14 +71,14 @@ def describe(view: View, action: Action) -> str:
 def _named(view: View, action: Action) -> tuple[str, str]:
     """(cue, the text it quotes from the call), spelled the way the call message holds it.
 
-    A multi-line command is named by its distinguishing line (``command_line``).
+    A command is named by what tells it apart from the view's other commands
+    (:func:`~benchmark.probe.command_names.command_name`), never by a first line
+    every inline script shares.
     """
     if action.command is not None:
-        line = _command_line(view, action.command)
-        shown = view.shown(action.index, line)
-        if line != first_line(action.command):
-            return f"the command containing `{shown}`", shown
-        return f"`{shown}`", shown
+        cue, quote = _command_name(view, action.command)
+        shown = view.shown(action.index, quote)
+        return cue.replace(f"`{quote}`", f"`{shown}`", 1), shown
     line = action.args.get("_line")
     if isinstance(line, str) and line:
         shown = view.shown(action.index, first_line(line))
@@ -90,9 +90,9 @@ def _named(view: View, action: Action) -> tuple[str, str]:
     return f"the `{action.name}` call", action.name
 
 
-def _command_line(view: View, command: str, limit: int = 100) -> str:
+def _command_name(view: View, command: str, limit: int = 100) -> tuple[str, str]:
     others = [a.command for a in view.actions if a.command is not None]
-    return command_line(command, others, limit)
+    return command_name(command, others, limit)
 
 
 def _errors(view: View) -> Iterator[Candidate]:
@@ -242,7 +242,7 @@ def _commands_by_error(view: View) -> Iterator[Candidate]:
         if len(commands) != 1:
             continue
         command, (action, err_text) = next(iter(commands.items()))
-        cited = view.cite(action.index, _command_line(view, command, 200))
+        cited = view.cite(action.index, _command_name(view, command, 200)[1])
         if cited is None:
             continue
         shown, command_ev = cited
