@@ -129,3 +129,34 @@ def test_mini_swe_agent_steps_read_as_their_effect(path):
         "bash tests/test_slug.py",
         "finish",
     ]
+
+
+SWE = Path(__file__).parent / "fixtures" / "transcripts" / "swe_agent"
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        (
+            "slugify_function_calls.traj",
+            '{\\"file_name\\": \\"slug.py\\"}',
+            '{\\"file_name\\": \\"slug.py\\", \\"dir\\": \\"/repo/src\\"}',
+        ),
+        ("slugify_text_protocol.traj", "find_file slug.py", "find_file slug.py /repo/src"),
+        ("slugify_function_calls.traj", "", ""),
+        ("slugify_text_protocol.traj", "", ""),
+    ],
+)
+def test_find_file_reads_the_same_target_in_both_swe_agent_formats(tmp_path, name, old, new):
+    """Called or typed, with or without a folder: a search for the file name."""
+    text = (SWE / name).read_text()
+    if old:
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / name
+    path.write_text(text)
+    transcript = import_file(path).transcript
+    msgs = transcript.messages
+    actions = extract(msgs, {i: m.render() for i, m in enumerate(msgs)}, 0, len(msgs))
+    found = [a for a in actions if a.tool == "find_file"]
+    assert [step_of(a).line() for a in found] == ["search slug.py"]
