@@ -104,6 +104,68 @@ CASES = [
         NextStep(verb="bash", target="reproduce.py"),
     ),
     ("swe-fc submit", _call("submit", {}), "finish"),
+    # Searches read the pattern looked for, never the folder, in every format
+    (
+        "swe-fc find_file",
+        _call("find_file", {"file_name": "slug.py", "dir": "/testbed/src"}),
+        NextStep(verb="search", target="slug.py"),
+    ),
+    (
+        "swe-text find_file",
+        [_fenced('find_file "slug.py" /testbed/src')],
+        NextStep(verb="search", target="slug.py"),
+    ),
+    (
+        "swe-fc search_dir",
+        _call("search_dir", {"search_term": "def slugify", "dir": "/testbed"}),
+        NextStep(verb="search", target="def slugify"),
+    ),
+    (
+        "swe-text search_dir",
+        [_fenced('search_dir "def slugify" /testbed')],
+        NextStep(verb="search", target="def slugify"),
+    ),
+    (
+        "swe-text search_file",
+        [_fenced('search_file "slugify" src/slug.py')],
+        NextStep(verb="search", target="slugify"),
+    ),
+    (
+        "mini grep",
+        _call("bash", {"command": "cd /testbed && grep -rn 'def slugify' src | head"}),
+        NextStep(verb="search", target="def slugify"),
+    ),
+    (
+        "mini find",
+        [_fenced("cd /testbed && find . -name slug.py")],
+        NextStep(verb="search", target="slug.py"),
+    ),
+    # mini-swe-agent: a heredoc, sed -i and an inline script writing a file are edits
+    (
+        "mini heredoc",
+        [_fenced("cd /testbed && cat <<'EOF' > repro.py\nimport slug\nEOF\npython repro.py")],
+        NextStep(verb="create", target="repro.py"),
+    ),
+    (
+        "mini sed -i",
+        _call("bash", {"command": "cd /testbed && sed -i 's/x/y/' src/slug.py"}),
+        NextStep(verb="edit", target="src/slug.py"),
+    ),
+    (
+        "mini python writes",
+        [
+            _fenced(
+                "cd /testbed && python - <<'EOF'\nimport pathlib\np = pathlib.Path('src/slug.py')\n"
+                "s = p.read_text()\nopen('src/slug.py', 'w').write(s)\nEOF"
+            )
+        ],
+        NextStep(verb="edit", target="src/slug.py"),
+    ),
+    (
+        "mini submit",
+        [_fenced("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A")],
+        "finish",
+    ),
     # Claude Code
     (
         "claude Read",
@@ -211,7 +273,7 @@ def _assert_well_formed(probe: Probe, transcript: Transcript, point: CompactionP
     assert probe.gold.facts[0].text not in probe.question
 
 
-def test_the_question_states_the_vocabulary_used_up_to_the_point(tmp_path):
+def test_the_question_offers_every_verb_and_the_sessions_own_tools(tmp_path):
     after = [
         *_call("Read", {"file_path": "a.py"}),
         *_call("custom_tool", {"path": "b.py"}),
@@ -219,16 +281,34 @@ def test_the_question_states_the_vocabulary_used_up_to_the_point(tmp_path):
     ]
     transcript, point = _session(tmp_path, after)
     probe = next_action(transcript, point)
-    assert isinstance(probe, Probe)
-    assert "as verbs: bash." in probe.question  # only `ls` came before; `open` is the step
-    probe = next_action(transcript, point.model_copy(update={"end": point.end + 2}))
-    assert isinstance(probe, Probe)
-    assert "as verbs: bash, open." in probe.question
-    assert probe.gold.action == NextStep(verb="custom_tool", target="b.py")
-    probe = next_action(transcript, point.model_copy(update={"end": point.end + 4}))
-    assert isinstance(probe, Probe)
-    assert "as verbs: bash, open, custom_tool." in probe.question  # no verb covers it
-    assert probe.gold.action == NextStep(verb="bash", target="make test")
+    assert isinstance(probe, Probe)  # only `ls` came before: `open` is offered all the same
+    assert "Verbs: bash, open, edit, create, search, delete, custom_tool." in probe.question
+    later = next_action(transcript, point.model_copy(update={"end": point.end + 2}))
+    assert isinstance(later, Probe)
+    assert later.gold.action == NextStep(verb="custom_tool", target="b.py")
+    assert later.question == probe.question  # the list says nothing of the step
+
+
+def _offered(question: str) -> list[str]:
+    return question.split("Verbs: ", 1)[1].split(".", 1)[0].split(", ")
+
+
+def _all_logs() -> list[Path]:
+    shared = sorted(SHARED_DATA.glob("swe-agent/*.traj")) if SHARED_DATA.is_dir() else []
+    return sorted(p for p in FIXTURES.rglob("*") if p.is_file()) + shared
+
+
+@pytest.mark.parametrize("path", _all_logs(), ids=lambda p: p.name)
+def test_the_gold_verb_is_always_offered(path):
+    """Over every next-action probe of every fixture and real log, at small windows."""
+    transcript = import_file(path).transcript
+    asked = ProbeConfig(types=["next_action"])
+    for window in (1500, 4000):
+        config = CompactionConfig(context_window=window, tail_tokens=200)
+        for point in find_points(transcript, config):
+            for probe in generate_probes(transcript, point, asked):
+                assert probe.gold.action is not None
+                assert probe.gold.action.verb in _offered(probe.question), probe.id
 
 
 def test_extracted_only_when_asked(tmp_path):

@@ -70,11 +70,42 @@ SHELL_STEP_CASES = [
     ("sed -n 1,80p src/a.py", ("open", "src/a.py")),
     ("cd /testbed && nl -ba src/a.py", ("open", "src/a.py")),
     ("timeout 10 head -50 a.py", ("open", "a.py")),
-    ("cat a.py > b.py", ("bash", "cat")),  # writes b.py: not a read
+    ("cat a.py > b.py", ("create", "b.py")),  # writes b.py: not a read
     ("cat a.py | grep x", ("bash", "cat")),  # two commands
     ("cat a.py b.py", ("bash", "cat")),  # two files
     ("python reproduce.py", ("bash", "reproduce.py")),
     ("", None),
+    # A step that writes a file is the creation or the edit of that file.
+    ("cd /testbed && cat > repro.py <<'EOF'\nimport x\nEOF", ("create", "repro.py")),
+    ("cat <<'EOF' > repro.py\nimport x\nEOF\npython repro.py", ("create", "repro.py")),
+    ("cat >> notes.md <<EOF\nmore\nEOF", ("edit", "notes.md")),
+    ("sed -i 's/a/b/' src/a.py", ("edit", "src/a.py")),
+    ("cd /testbed && sed -i '12s/x/y/' src/a.py && sed -n 10,14p src/a.py", ("edit", "src/a.py")),
+    ("tee src/new.py <<'EOF'\nx = 1\nEOF", ("create", "src/new.py")),
+    ("echo 'x = 1' > src/cfg.py", ("create", "src/cfg.py")),
+    (
+        "python - <<'EOF'\np = 'src/a.py'\ns = open(p).read()\n"
+        "open('src/a.py', 'w').write(s.replace('a', 'b'))\nEOF",
+        ("edit", "src/a.py"),
+    ),
+    ("python3 -c \"open('out/new.txt', 'w').write('hi')\"", ("create", "out/new.txt")),
+    ("python3 -c \"from pathlib import Path; Path('a.txt').write_text('x')\"", ("create", "a.txt")),
+    ("python reproduce.py > out.log 2>&1", ("bash", "reproduce.py")),  # a run, logged
+    ('python -c "import x; print(x.f())"', ("bash", "python")),
+    # Searches: the pattern looked for, as SWE-agent's search tools give it.
+    ("grep -rn 'def slugify' src/", ("search", "def slugify")),
+    ("cd /testbed && grep -rn --include=*.py -A 3 slugify . | head -20", ("search", "slugify")),
+    ("rg -e 'x=1' -g '*.py'", ("search", "x=1")),
+    ("find /testbed -name 'slug*.py'", ("search", "slug*.py")),
+    ("git grep -n parse_date", ("search", "parse_date")),
+    # Test runs: the test target, after set-up commands.
+    (
+        "source .venv/bin/activate && python -m pytest -x tests/test_a.py",
+        ("bash", "tests/test_a.py"),
+    ),
+    ("cd /testbed && export X=1 && pytest tests/b.py::test_c -q", ("bash", "tests/b.py::test_c")),
+    ("rm reproduce.py", ("delete", "reproduce.py")),
+    ("nl -ba tests/test_retry.py | sed -n '1,40p'", ("open", "tests/test_retry.py")),
 ]
 
 
@@ -189,3 +220,21 @@ def test_score_of_test_targets() -> None:
     assert score(parse_answer("bash pytest tests/test_a.py::test_y"), gold) == 1
     assert score(parse_answer("open tests/test_a.py"), gold) == 3
     assert score(None, gold) == 0
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "points"),
+    [
+        ("edit src/a.py", NextStep(verb="edit", target="src/a.py"), 5),
+        ("bash sed -i 's/a/b/' src/a.py", NextStep(verb="edit", target="src/a.py"), 5),
+        ("bash cat > repro.py <<EOF", NextStep(verb="create", target="repro.py"), 5),
+        ("search 'def slugify'", NextStep(verb="search", target="def slugify"), 5),
+        ("grep -rn slugify src/", NextStep(verb="search", target="slugify"), 5),
+        ("bash grep -rn slugify .", NextStep(verb="search", target="slugify"), 5),
+        ("find_file slug.py", NextStep(verb="search", target="slug.py"), 5),
+        ("bash pytest tests/t.py -x", NextStep(verb="bash", target="tests/t.py"), 5),
+    ],
+)
+def test_answers_read_as_the_gold_is(answer: str, gold: NextStep, points: int) -> None:
+    """An answer is read the way the gold is, so a right answer in shell words scores 5."""
+    assert score(parse_answer(answer), gold) == points

@@ -87,7 +87,11 @@ def test_a_multi_line_command_is_named_by_its_distinguishing_line():
         cmd = f'cd /testbed && python -c "\nimport {name}\nprint({name})\n"'
         region += _call(f"m{n}", "bash", {"command": cmd}, out)
     probes = [p for p in _probes(region, "recall") if p.question.startswith("Which command")]
-    assert _facts(probes) == ["import missing_mod"]
+    assert _facts(probes) == ["print(missing_mod)"]  # its own code, past the shared imports
+    errors = [p for p in _probes(region, "recall") if p.question.startswith("What exact error")]
+    assert [p.question for p in errors] == [
+        "What exact error did the `python` script containing `print(missing_mod)` fail with?"
+    ]
 
 
 def test_backup_files_are_no_subject_of_decisions():

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from benchmark.activity.vocabulary import TEXT_COMMANDS, shell_command, tool_key
+from benchmark.activity.vocabulary import TEXT_COMMANDS, shell_command, tool_key, tool_kind
 from benchmark.transcript.models import Message
 
 _BLOCK = re.compile(r"```([\w-]*)[ \t]*\n(.*?)\n?```\s*$", re.S)
 _SHELL_LANGS = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
 _OPEN_FILE = re.compile(r"^\(Open file: (.+?)\)\s*$", re.M)
+# What Codex's ``exec_command`` prints when its command keeps running in a session.
+_SESSION = re.compile(r"\bProcess running with session ID (\w+)")
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,13 @@ class Action:
     command: str | None = None
     result_index: int | None = None
     result: str = ""
+    session: Action | None = None  # keystrokes' call: the command that started the session
+
+    @property
+    def ran(self) -> Action:
+        """The call whose command this one's output belongs to: the command that started
+        the session for keystrokes or a poll sent to it (Codex ``write_stdin``), else itself."""
+        return self.session if self.command is None and self.session is not None else self
 
     @property
     def tool(self) -> str:
@@ -80,7 +89,24 @@ def extract(messages: list[Message], texts: dict[int, str], start: int, end: int
         action = _text_action(i, msg.content or "", messages, texts, end)
         if action is not None:
             actions.append(action)
-    return actions
+    return _sessions(actions)
+
+
+def _sessions(actions: list[Action]) -> list[Action]:
+    """Keystrokes and polls sent to a running session (``write_stdin`` with a ``session_id``)
+    linked to the command that started it, so an error its output shows is that command's,
+    not a generic ``write_stdin``'s. A session started out of view stays unlinked."""
+    started: dict[str, Action] = {}
+    linked: list[Action] = []
+    for action in actions:
+        sid = action.args.get("session_id")
+        if tool_kind(action.name) == "stdin" and sid is not None and str(sid) in started:
+            action = replace(action, session=started[str(sid)])
+        if action.command is not None and tool_kind(action.name) == "shell":
+            for found in _SESSION.finditer(action.result):
+                started[found.group(1)] = action
+        linked.append(action)
+    return linked
 
 
 def _text_action(

@@ -17,6 +17,7 @@ from collections.abc import Collection
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchmark.activity.command_steps import SEARCH_PROGRAMS, search_pattern, written_file
 from benchmark.activity.shell import programs, shell_ops
 from benchmark.activity.vocabulary import EDITOR_COMMANDS, tool_key, tool_kind
 
@@ -55,6 +56,8 @@ _ANSWER_WORDS = {
 FINISH_TOOLS = frozenset(
     {"submit", "finish", "exit", "task_complete", "attempt_completion", "complete", "done", "stop"}
 )
+# What mini-swe-agent's shell prints to end a session (v1 and v2 spellings).
+FINISH_ECHO = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?echo\s+['\"]?\w*(?:COMPLETE_TASK|FINAL_OUTPUT)")
 
 # ``src/a.py:12`` or ``src/a.py:12-20``: a file and a line (range); the file is the target.
 _LINE_SUFFIX = re.compile(r"(\.\w+):\d+(?:[-:]\d+)?$")
@@ -62,6 +65,10 @@ _LINE_SUFFIX = re.compile(r"(\.\w+):\d+(?:[-:]\d+)?$")
 _TEST_PROGRAMS = frozenset({"pytest", "py.test", "tox", "nox"})
 _PYTHON = re.compile(r"python\d?(?:\.\d+)?")
 _SCRIPT_RUNNERS = frozenset({"node", "bash", "sh", "ruby", "perl", "php"})
+# Commands that only set up the shell before the one that does the work.
+_SETUP = frozenset({"cd", "pushd", "source", ".", "export", "set", "unset", "ulimit", "true"})
+# Programs that only filter what the command before them printed (``grep ... | head``).
+_FILTERS = frozenset({"head", "tail", "sort", "uniq", "wc", "less", "more", "cut", "tr"})
 # Programs whose first word alone says little: the head keeps their subcommand.
 _SUBCOMMANDS = frozenset(
     {"git", "pip", "pip3", "npm", "yarn", "pnpm", "cargo", "go", "make", "uv", "poetry", "docker"}
@@ -99,11 +106,21 @@ def verb_of(tool: str, command: str | None = None) -> str:
 def _commands(command: str) -> list[tuple[str, list[str]]]:
     """The simple commands of ``command`` as :func:`~benchmark.activity.shell.programs`
     reads them (wrappers, env assignments and ``bash -c`` scripts unwrapped), without the
-    ``cd`` that leads so many agent commands."""
+    ``cd``, ``source`` or ``export`` that lead so many agent commands."""
     found = programs(command) if command.strip() else []
-    while found and found[0][0] == "cd":
+    while found and found[0][0] in _SETUP:
         found = found[1:]
     return found
+
+
+def _test_run(program: str, args: list[str]) -> str | None:
+    """The target of a test runner's run (its first operand, else the runner); else None."""
+    python = bool(_PYTHON.fullmatch(program))
+    module = args[1] if python and len(args) > 1 and args[0] == "-m" else None
+    if program not in _TEST_PROGRAMS and module not in ("pytest", "unittest"):
+        return None
+    operands = [a for a in (args[2:] if module else args) if not a.startswith("-")]
+    return operands[0] if operands else f"{program} -m {module}" if module else program
 
 
 def command_target(command: str) -> str | None:
@@ -112,12 +129,12 @@ def command_target(command: str) -> str | None:
     found = _commands(command)
     if not found:
         return None
+    for program, args in found:  # a test run anywhere in the command is what it is for
+        tested = _test_run(program, args)
+        if tested:
+            return tested
     program, args = found[0]
     python = bool(_PYTHON.fullmatch(program))
-    module = args[1] if python and len(args) > 1 and args[0] == "-m" else None
-    if program in _TEST_PROGRAMS or module in ("pytest", "unittest"):
-        operands = [a for a in (args[2:] if module else args) if not a.startswith("-")]
-        return operands[0] if operands else f"{program} -m {module}" if module else program
     if python or program in _SCRIPT_RUNNERS:
         for word in args:
             if word in ("-c", "-m"):
@@ -130,14 +147,27 @@ def command_target(command: str) -> str | None:
 
 
 def shell_step(command: str) -> tuple[str, str] | None:
-    """A shell command as (verb, target): one command that only reads one file (``cat
-    a.py``, ``sed -n 1,80p a.py``, ``head -50 a.py``: :func:`~benchmark.activity.shell.
-    shell_ops` says so) is ``open`` of that file, as the file tools' reads are; any other
-    is ``bash`` of :func:`command_target`. None for an empty one."""
-    if len(_commands(command)) == 1:
-        ops = shell_ops(command)
-        if len(ops) == 1 and ops[0][0] == "read":
-            return "open", ops[0][1]
+    """A shell command as (verb, target), read as the file tools' calls are: one that writes
+    a file with text it carries (``cat > f <<EOF``, ``sed -i``, a script writing a path) is
+    ``create``/``edit`` of it; a ``grep``/``rg``/``find`` (piped to a filter or not) is
+    ``search`` of its pattern; one command that only reads one file (``cat a.py``, ``sed
+    -n 1,80p a.py``) is ``open`` of it; any other is ``bash`` of :func:`command_target`.
+    None for an empty one."""
+    found = _commands(command)
+    written = written_file(command)
+    if written:
+        return written
+    head = found[0] if found else ("", [])
+    if head[0] == "git" and head[1][:1] == ["grep"]:
+        head = ("grep", head[1][1:])
+    if head[0] in SEARCH_PROGRAMS and all(p in _FILTERS for p, _ in found[1:]):
+        pattern = search_pattern(*head)
+        if pattern:
+            return "search", pattern
+    if found and all(p in _FILTERS or p in ("sed", "nl") for p, _ in found[1:]):
+        ops = shell_ops(command)  # ``cat a.py``, ``nl -ba a.py | sed -n 1,40p``, ``rm a.py``
+        if len(ops) == 1 and ops[0][0] in ("read", "delete"):
+            return ("open" if ops[0][0] == "read" else "delete"), ops[0][1]
     target = command_target(command)
     return ("bash", target) if target else None
 
@@ -207,11 +237,14 @@ def parse_answer(text: str, known: Collection[str] = ()) -> NextStep | None:
     verb = verb_of(word)
     if verb not in VERBS and verb not in known:
         return None
-    if verb == "bash":
-        step = shell_step(rest.strip("'\""))
+    if verb == "bash" or word.lower() in SEARCH_PROGRAMS:
+        command = rest.strip("'\"") if verb == "bash" else f"{word} {rest}"
+        step = shell_step(command)
         if step is None:
             return None
         verb, target = step
+    elif verb == "search" and rest[:1] in ("'", '"'):  # a quoted pattern, spaces and all
+        target = normalize_target(rest[1:].split(rest[0], 1)[0])
     else:
         target = normalize_target(rest.split()[0]) if rest else ""
     if not target:

@@ -30,7 +30,7 @@ ShellOp = PatchOp  # (kind, path, added text, removed text)
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _CONTROL = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
-_REDIRECT = frozenset({">", ">>", ">|", "&>", "&>>"})
+REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _PLAIN = re.compile(r"[;&|()<>]+|[^\s;&|()<>]+")
 _EXT = re.compile(r"\.[A-Za-z][\w-]{0,9}$")
 
@@ -78,7 +78,7 @@ def simple_commands(line: str) -> list[tuple[list[str], list[tuple[str, str]]]]:
             if argv:
                 commands.append((argv, redirects))
             argv, redirects = [], []
-        elif word in _REDIRECT or word in ("<", "2>", ">&"):
+        elif word in REDIRECTS or word in ("<", "2>", ">&"):
             target = words[i + 1] if i + 1 < len(words) else ""
             redirects.append((word, target))
             i += 1
@@ -120,8 +120,8 @@ def programs(command: str) -> list[tuple[str, list[str]]]:
     out: list[tuple[str, list[str]]] = []
     for line, _ in lines_with_heredocs(command):
         for argv, _redirects in simple_commands(line):
-            argv = _unwrap(argv)
-            script = _script(argv)
+            argv = unwrap(argv)
+            script = inner_script(argv)
             if script is not None:
                 out.extend(programs(script))
             elif argv:
@@ -129,7 +129,7 @@ def programs(command: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _script(argv: list[str]) -> str | None:
+def inner_script(argv: list[str]) -> str | None:
     """The script of ``bash -lc "..."`` or ``powershell -Command "..."``; else ``None``."""
     if not argv:
         return None
@@ -148,22 +148,23 @@ def shell_ops(command: str) -> list[ShellOp]:
     ops: list[ShellOp] = [op for envelope in envelopes for op in patch_ops(envelope)]
     for line, body in lines_with_heredocs(command):
         for argv, redirects in simple_commands(line):
-            argv = _unwrap(argv)
+            argv = unwrap(argv)
             for op, target in redirects:
-                if op in _REDIRECT and looks_like_path(target):
+                if op in REDIRECTS and looks_like_path(target):
                     kind = "edit" if op.endswith(">>") else "write"
                     ops.append((kind, target, body or _echoed(argv), ""))
                 elif op == "<" and looks_like_path(target):
                     ops.append(("read", target, "", ""))
-            script = _script(argv)
+            script = inner_script(argv)
             if script is not None:
                 ops.extend(shell_ops(script))
             elif argv:
-                ops.extend(_program_ops(argv, body))
+                ops.extend(program_ops(argv, body))
     return ops
 
 
-def _unwrap(argv: list[str]) -> list[str]:
+def unwrap(argv: list[str]) -> list[str]:
+    """``argv`` without wrappers (``sudo``, ``env``, ``timeout 60``) and env assignments."""
     while argv:
         if argv[0] in WRAPPERS or re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0]):
             argv = argv[1:]
@@ -181,7 +182,8 @@ def _echoed(argv: list[str]) -> str:
     return " ".join(argv[1:]) if argv and argv[0] in ("echo", "printf") else ""
 
 
-def _program_ops(argv: list[str], body: str) -> list[ShellOp]:
+def program_ops(argv: list[str], body: str) -> list[ShellOp]:
+    """The file effects of one simple command (its heredoc body as the text it writes)."""
     program, args = argv[0].rsplit("/", 1)[-1], argv[1:]
     paths = [a for a in args if looks_like_path(a)]
     if program in READ_PROGRAMS and not (program == "cat" and body):

@@ -14,7 +14,7 @@ import shlex
 from typing import Literal
 
 from benchmark.activity.actions import Action
-from benchmark.activity.next_step import FINISH_TOOLS, NextStep, shell_step, verb_of
+from benchmark.activity.next_step import FINISH_ECHO, FINISH_TOOLS, NextStep, shell_step, verb_of
 from benchmark.activity.operations import action_ops, applies_patch, patch_text, paths_of
 from benchmark.activity.vocabulary import EDITOR_TOOLS, OLD_KEYS, tool_kind
 
@@ -23,16 +23,17 @@ SKIP_REASONS: tuple[SkipReason, ...] = ("no_action", "finish", "no_target")
 
 # SWE-agent commands that act on the editor's open file.
 OPEN_FILE_COMMANDS = frozenset({"edit", "insert", "goto", "scroll_up", "scroll_down"})
-_TEXT_SEARCH = frozenset({"search_file", "search_dir", "find_file"})
 _LINES = re.compile(r"^\s*(?:edit|insert)\s+(\d+)(?:\s*:\s*(\d+))?\s*$")
 _SYMBOL = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 _HUNK = re.compile(r"^@@(.*)$", re.M)
-_SEARCH_KEYS = ("pattern", "query", "regex", "name")
+# What a search tool looks for, by the argument names of SWE-agent's function calls
+# (``search_term``, ``file_name``), Claude Code's ``Grep``/``Glob`` and others.
+_SEARCH_KEYS = ("search_term", "file_name", "pattern", "query", "regex", "name", "term")
 
 
 def is_finish(action: Action) -> bool:
     """A step that ends the session (``submit``, ``finish``): never a next step."""
-    return action.tool in FINISH_TOOLS
+    return action.tool in FINISH_TOOLS or bool(action.command and FINISH_ECHO.match(action.command))
 
 
 def step_verb(action: Action) -> str:
@@ -88,6 +89,8 @@ def region_of(action: Action) -> str | None:
 def _target(action: Action, open_file: str | None) -> str | None:
     tool, args = action.tool, action.args
     sub, words = _editor_words(action)
+    if tool_kind(tool) == "search":
+        return _search_target(args, words)
     if sub is not None and len(words) > 2:
         return words[2]  # ``str_replace_editor view /x.py`` as a text command
     paths = paths_of(args)
@@ -96,10 +99,17 @@ def _target(action: Action, open_file: str | None) -> str | None:
     if tool_kind(tool) == "patch" or action.command is not None:
         ops = action_ops(action, None)
         return ops[0][1] if ops else None
-    if tool in OPEN_FILE_COMMANDS or (tool == "search_file" and len(words) < 3):
+    if tool in OPEN_FILE_COMMANDS:
         return open_file
-    if tool in _TEXT_SEARCH and len(words) > 1:
-        return words[-1]
+    return _search_target(args, words)
+
+
+def _search_target(args: dict, words: list[str]) -> str | None:
+    """What a search looks for, the same in every format: ``find_file x.py src`` typed
+    (its first operand) or called (``file_name``), ``search_dir``, ``Grep``: the pattern
+    or name, never the folder searched (most often the repository's root)."""
+    if len(words) > 1:
+        return words[1]
     for key in _SEARCH_KEYS:
         value = args.get(key)
         if isinstance(value, str) and value.strip():

@@ -7,15 +7,15 @@ finish step or has no target are skipped, with the reason (:func:`next_action`).
 
 The evidence is that call, past the region: the extractor's ``_checked`` (evidence
 in the region) does not apply, so :func:`_evidence` checks it here. The question
-states only the session's vocabulary up to the point, never anything of the step.
+offers every verb and the session's own tools, never anything of the step.
 """
 
 from __future__ import annotations
 
 from benchmark.activity.actions import Action, extract, open_file
-from benchmark.activity.next_step import FINISH_TOOLS, VERBS, NextStep
+from benchmark.activity.next_step import VERBS, NextStep
 from benchmark.activity.spelling import spelled
-from benchmark.activity.steps import OPEN_FILE_COMMANDS, SkipReason, step_of, step_verb
+from benchmark.activity.steps import OPEN_FILE_COMMANDS, SkipReason, is_finish, step_of, step_verb
 from benchmark.compaction import CompactionPoint
 from benchmark.probe.candidate import without_summaries
 from benchmark.probe.models import Evidence, Fact, Gold, Probe
@@ -36,7 +36,7 @@ def next_action(transcript: Transcript, point: CompactionPoint) -> Probe | SkipR
     return Probe(
         id=f"{transcript.id}/p{point.ordinal}/next_action/0",
         type="next_action",
-        question=question(vocabulary(transcript.messages, point.end)),
+        question=question(vocabulary(transcript.messages, step)),
         gold=Gold(answer=answer(step), facts=[fact], action=step),
         evidence=[evidence],
         transcript_id=transcript.id,
@@ -82,23 +82,24 @@ def first_action(messages: list[Message], start: int) -> Action | None:
     return None
 
 
-def vocabulary(messages: list[Message], end: int) -> list[str]:
-    """The verbs the session used before ``end``, in :data:`VERBS` order, then any tool
-    name no verb covers (finish steps left out: they are never the gold)."""
-    texts = {i: messages[i].render() for i in range(end)}
-    used = {step_verb(a) for a in extract(messages, texts, 0, end) if a.tool not in FINISH_TOOLS}
-    return [v for v in VERBS if v in used] + sorted(used - set(VERBS))
+def vocabulary(messages: list[Message], gold: NextStep) -> list[str]:
+    """The verbs a question offers: every one of :data:`VERBS`, then the tools of the session
+    no verb covers (finish steps left out: they are never the gold). The list never leaves
+    out the gold's verb, and says nothing of it: a list of the verbs used before the point
+    missed the gold's whenever the step was the first of its kind (31 of 117 probes)."""
+    texts = {i: m.render() for i, m in enumerate(messages)}
+    used = {step_verb(a) for a in extract(messages, texts, 0, len(messages)) if not is_finish(a)}
+    return [*VERBS, *sorted((used | {gold.verb}) - set(VERBS))]
 
 
 def question(verbs: list[str]) -> str:
-    """The question: the vocabulary (every verb when the session used none yet) and the format."""
+    """The question: the verbs it offers (:func:`vocabulary`) and the format of the answer."""
     listed = ", ".join(verbs or VERBS)
-    tools = f"The session's tools, as verbs: {listed}" if verbs else f"Verbs: {listed}"
     return (
         "What is the agent's next action, right after this point? "
-        f"{tools}. Reply with one line `verb target`: a verb from that list and, "
-        "as target, the file path, the test id or the head of the shell command "
-        f"(e.g. `{EXAMPLE}`)."
+        f"Verbs: {listed}. Reply with one line `verb target`: a verb from that list and, "
+        "as target, the file path, the test id, the pattern searched for or the head of "
+        f"the shell command (e.g. `{EXAMPLE}`)."
     )
 
 

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 
 from benchmark.activity.actions import Action
 from benchmark.activity.operations import is_inspection, paths_of
+from benchmark.activity.vocabulary import tool_kind
 from benchmark.probe.candidate import Candidate, View, listing
+from benchmark.probe.command_names import command_name
 from benchmark.probe.models import Fact
 from benchmark.probe.pins import pins
 from benchmark.probe.runs import (
@@ -22,7 +24,6 @@ from benchmark.probe.runs import (
 )
 from benchmark.probe.text import (
     clip,
-    command_line,
     fact_kind,
     first_line,
     sentences,
@@ -50,6 +51,9 @@ _ROOT = re.compile(
 _PRONOUNS = frozenset({"it", "this", "that", "these", "those", "they", "them", "which", "what"})
 MAX_REPORTED = 3  # user messages whose quoted error is asked about
 MAX_OUTPUT_LINES = 3  # a longer output is not one a reader would quote
+# Messages after a failure within which a root cause stated without a topic is that
+# failure's: about five calls of reading code; later, or after a new request, it is not.
+CAUSE_WINDOW = 10
 
 
 def recall_candidates(view: View) -> list[Candidate]:
@@ -71,14 +75,14 @@ def describe(view: View, action: Action) -> str:
 def _named(view: View, action: Action) -> tuple[str, str]:
     """(cue, the text it quotes from the call), spelled the way the call message holds it.
 
-    A multi-line command is named by its distinguishing line (``command_line``).
+    A command is named by what tells it apart from the view's other commands
+    (:func:`~benchmark.probe.command_names.command_name`), never by a first line
+    every inline script shares.
     """
     if action.command is not None:
-        line = _command_line(view, action.command)
-        shown = view.shown(action.index, line)
-        if line != first_line(action.command):
-            return f"the command containing `{shown}`", shown
-        return f"`{shown}`", shown
+        cue, quote = _command_name(view, action.command)
+        shown = view.shown(action.index, quote)
+        return cue.replace(f"`{quote}`", f"`{shown}`", 1), shown
     line = action.args.get("_line")
     if isinstance(line, str) and line:
         shown = view.shown(action.index, first_line(line))
@@ -90,9 +94,14 @@ def _named(view: View, action: Action) -> tuple[str, str]:
     return f"the `{action.name}` call", action.name
 
 
-def _command_line(view: View, command: str, limit: int = 100) -> str:
+def _unknown_session(action: Action) -> bool:
+    """Keystrokes or a poll to a session whose command is out of view: it names nothing."""
+    return tool_kind(action.name) == "stdin" and action.command is None
+
+
+def _command_name(view: View, command: str, limit: int = 100) -> tuple[str, str]:
     others = [a.command for a in view.actions if a.command is not None]
-    return command_line(command, others, limit)
+    return command_name(command, others, limit)
 
 
 def _errors(view: View) -> Iterator[Candidate]:
@@ -100,16 +109,17 @@ def _errors(view: View) -> Iterator[Candidate]:
     for action in view.actions:
         if not (view.in_region(action.index) and view.in_region(action.result_index)):
             continue
-        if is_inspection(action):
+        ran = action.ran  # a poll's output is the session's command's
+        if is_inspection(ran) or _unknown_session(ran):
             continue
         err = call_error(action)
         if err is None:
             continue
-        cue, quoted = _named(view, action)
+        cue, quoted = _named(view, ran)
         run = runs.get(action.index)
         failed = list(run.failures.items())[:3] if run else []
         facts: list[Fact] = []
-        evidence = [view.evidence(action.index, quoted)]
+        evidence = [view.evidence(ran.index, quoted)]
         if failed:  # a test run: each failing test with its own error
             for test_id, (line, reason) in failed:
                 facts.append(Fact(kind="identifier", text=test_id))
@@ -179,7 +189,7 @@ def _outputs(view: View) -> Iterator[Candidate]:
     ]
     last: dict[str, tuple[Action, str, list[str]]] = {}
     for action in view.actions:
-        command = action.command
+        command = action.ran.command  # a poll's output is the session's command's
         if command is None or not view.in_region(action.index):
             continue
         if not view.in_region(action.result_index) or "\n" in command.strip():
@@ -200,8 +210,8 @@ def _outputs(view: View) -> Iterator[Candidate]:
         else:
             last.pop(command.strip(), None)
     for command, (action, path, lines) in last.items():
-        cue = view.shown(action.index, first_line(command))
-        facts, evidence = [], [view.evidence(action.index, cue)]
+        cue = view.shown(action.ran.index, first_line(command))
+        facts, evidence = [], [view.evidence(action.ran.index, cue)]
         for line in lines:
             ev = view.evidence(action.result_index, line)
             if ev is not None and any(ch.isalnum() for ch in line) and stateable(clip(line)):
@@ -228,13 +238,14 @@ def _commands_by_error(view: View) -> Iterator[Candidate]:
     """'Which command failed with a ModuleNotFoundError?' when exactly one command did."""
     by_name: dict[str, dict[str, tuple[Action, str]]] = {}
     for action in view.actions:
-        if action.command is None or not view.in_region(action.result_index):
+        ran = action.ran  # a poll's output is the session's command's
+        if ran.command is None or not view.in_region(action.result_index):
             continue
-        if not view.in_region(action.index) or is_inspection(action):
+        if not view.in_region(action.index) or is_inspection(ran):
             continue
         if call_error(action) is None:  # a call that succeeded failed with nothing
             continue
-        command = action.command.strip()
+        command = ran.command.strip()
         for err in error_lines(action.result):
             if err.kind == "exception" and err.name:
                 by_name.setdefault(err.name, {}).setdefault(command, (action, err.text))
@@ -242,7 +253,7 @@ def _commands_by_error(view: View) -> Iterator[Candidate]:
         if len(commands) != 1:
             continue
         command, (action, err_text) = next(iter(commands.items()))
-        cited = view.cite(action.index, _command_line(view, command, 200))
+        cited = view.cite(action.ran.index, _command_name(view, command, 200)[1])
         if cited is None:
             continue
         shown, command_ev = cited
@@ -259,18 +270,24 @@ def _commands_by_error(view: View) -> Iterator[Candidate]:
 
 
 def _stated(view: View) -> Iterator[Candidate]:
-    """Values and causes the assistant stated in prose ("set X to 30", "X is due to Y")."""
+    """Values and causes the assistant stated in prose ("set X to 30", "X is due to Y"); a
+    root cause is tied to the failure before it only within :data:`CAUSE_WINDOW` messages
+    and before the next request (a later one names the failure it was stated after)."""
     failures: dict[int, str] = {}  # result message -> cue of the action that failed there
     for action in view.actions:
         at = action.result_index
         # A run that failed is what gets debugged; a tool's rejected edit is not the problem.
-        ran = action.command is not None
-        if at is not None and ran and not is_inspection(action) and call_error(action):
-            failures[at] = describe(view, action)
-    last_failure = ""
+        ran = action.ran.command is not None
+        if at is not None and ran and not is_inspection(action.ran) and call_error(action):
+            failures[at] = describe(view, action.ran)
+    observations = {a.result_index for a in view.actions}
+    last_failure, since = "", 0
     for i in view.region_indices():
-        last_failure = failures.get(i, last_failure)
         msg = view.transcript.messages[i]
+        if i in failures:
+            last_failure, since = failures[i], i
+        elif i - since > CAUSE_WINDOW or (msg.role == "user" and i not in observations):
+            last_failure = ""  # too far from the failure, or a new request: another matter
         if msg.role != "assistant" or not msg.content:
             continue
         for sentence in sentences(msg.content):

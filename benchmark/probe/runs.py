@@ -67,6 +67,7 @@ _BACKGROUND = re.compile(
     r"\bProcess running with session ID\b|^\[\d+\] \d+\s*$",
     re.I | re.M,
 )
+_RUNNING = re.compile(r"^Process running with session ID \S+\s*$", re.M)
 ENDING_LINES = 3  # without an exit status, an error a command ended on is its failure
 MAX_CONTINUATION = 3  # lines an error ending in ":" may continue on
 
@@ -145,6 +146,8 @@ def exit_status(output: str) -> int | None:
 
 def background_notice(output: str) -> bool:
     """Whether ``output`` only says a job started in the background (its output comes later)."""
+    if _RUNNING.search(output):  # Codex: what it printed so far; the rest comes with polls
+        return True
     lines = output_lines(output)
     return bool(lines) and len(lines) <= 2 and any(_BACKGROUND.search(line) for line in lines)
 
@@ -254,12 +257,15 @@ class TestRun:
 
 
 def test_runs(actions: list[Action]) -> list[TestRun]:
-    """Runs of test commands (pytest, unittest, go test, npm test, ...) with results in view."""
+    """Runs of test commands (pytest, unittest, go test, npm test, ...) with results in view;
+    a run kept in a session (Codex) is read from the polls that show its output."""
     runs = []
     for action in actions:
-        command = action.command
+        command = action.ran.command
         if command is None or action.result_index is None or not TEST_COMMAND.search(command):
             continue
+        if background_notice(action.result):
+            continue  # a session's start: its output comes with the polls
         runs.append(_parse_run(action.index, action.result_index, command, action.result))
     return runs
 

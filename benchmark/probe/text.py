@@ -132,28 +132,3 @@ def normalize(text: str) -> str:
     """Lower-cased, markup-free, whitespace-collapsed key for matching the same task."""
     text = re.sub(r"[`*_~]", "", text.lower())
     return re.sub(r"\s+", " ", text).strip(_EDGE)
-
-
-_OPEN_END = re.compile(r"""(?:\\|[({\[]|<<-?\s*['"]?\w+['"]?|&&|\|)\s*$""")
-
-
-def command_line(command: str, others: list[str], limit: int = 100) -> str:
-    """The line that names ``command`` among ``others``: its first line when that is whole
-    and no other command shares it, else its first line with content that no other
-    command holds (``cd /x && python -c "`` is shared by every inline script)."""
-    lines = [line.strip() for line in command.splitlines() if line.strip()]
-    if len(lines) <= 1:
-        return first_line(command, limit)
-    rest = [o for o in others if o.strip() != command.strip()]
-    held = {line.strip() for o in rest for line in o.splitlines()}
-
-    def whole(line: str) -> bool:
-        unbalanced = any(line.count(q) % 2 for q in "\"'`")
-        return not unbalanced and not _OPEN_END.search(line)
-
-    if lines[0] not in held and whole(lines[0]):
-        return clip(lines[0], limit)
-    for line in lines[1:]:
-        if line not in held and len(line) >= 8 and sum(ch.isalnum() for ch in line) >= 4:
-            return clip(line, limit)
-    return clip(lines[0], limit)
