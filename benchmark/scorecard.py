@@ -12,7 +12,6 @@ from benchmark.probe.models import PROBE_TYPES
 from benchmark.results import CI_CONFIDENCE, JobResult
 from benchmark.stats import Estimate, describe, no_test_reason
 
-
 SHOWN_NAMES = 3  # transcript names in the title; the manifest artifact lists them all
 
 
