@@ -22,8 +22,8 @@ from typing import IO, Any
 
 import yaml
 
+from benchmark.context_files import ContextFiles
 from benchmark.judge.base import CriterionResult, Judgment
-from benchmark.llm.prompting import render_all
 from benchmark.redaction import scrub_strings
 from benchmark.results import JobResult, PointResult, ProbeResult, leading_columns
 from benchmark.run_record import columns
@@ -68,8 +68,10 @@ class RunFiles:
     read, with real line breaks). ``judgment_rows``: the judgments table's rows so far.
 
     Judge records reference the compacted context by point instead of repeating it per
-    probe (it is in ``contexts/``). ``probes.json`` is one JSON list, written item by
-    item; ``judge_records.jsonl`` exists only when a judge kept records.
+    probe (it is in ``contexts/``); a context that is the uncompacted session prefix is
+    written once per transcript and pointed to (``benchmark.context_files``).
+    ``probes.json`` is one JSON list, written item by item; ``judge_records.jsonl`` exists
+    only when a judge kept records.
     """
 
     def __init__(self, folder: Path, policy: str = "") -> None:
@@ -81,6 +83,7 @@ class RunFiles:
         self._answers = self._open("answers.jsonl")
         self._judgments = self._open("judgments.jsonl")
         self._records: IO[str] | None = None
+        self._contexts = ContextFiles(folder / "contexts")
         self._listed = 0  # probes written to probes.json so far
 
     def _open(self, name: str) -> IO[str]:
@@ -89,20 +92,7 @@ class RunFiles:
     def point(self, point: PointResult) -> PointResult:
         """Write ``point``'s files; return it as the job keeps it (``lean``)."""
         pid = f"{point.point.transcript_id}/point_{point.point.ordinal}"
-        context = self.folder / "contexts" / f"{pid}.json"
-        context.parent.mkdir(parents=True, exist_ok=True)
-        context.write_text(
-            json.dumps(
-                {
-                    "point": point.point.model_dump(),
-                    "tokens_after": point.tokens_after,
-                    "messages": [m.model_dump(exclude_none=True) for m in point.context],
-                },
-                indent=1,
-            ),
-            encoding="utf-8",
-        )
-        context.with_suffix(".txt").write_text(render_all(point.context) + "\n", encoding="utf-8")
+        readable = self._contexts.write(point)
         for r in point.probes:
             self._list(r.probe.model_dump())
             _line(self._answers, {"probe_id": r.probe.id, **r.answer.model_dump()})
@@ -118,7 +108,7 @@ class RunFiles:
                     "score": r.score,
                 },
             )
-            self.judgment_rows.append(judgment_row(r, self.policy, f"contexts/{pid}.txt"))
+            self.judgment_rows.append(judgment_row(r, self.policy, readable))
             for record in r.judge_records():
                 if self._records is None:
                     self._records = self._open("judge_records.jsonl")

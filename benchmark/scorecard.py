@@ -13,6 +13,17 @@ from benchmark.probe.models import PROBE_TYPES
 from benchmark.results import CI_CONFIDENCE, JobResult
 from benchmark.stats import Estimate, describe, no_test_reason
 
+SHOWN_NAMES = 3  # transcript names in the title; the manifest artifact lists them all
+
+
+def transcripts(ids: list[str]) -> str:
+    """The job's transcripts in a few words: all of a short list, else the count and the
+    first names (``transcripts/manifest.json`` in the run holds every one)."""
+    if len(ids) <= SHOWN_NAMES:
+        return ", ".join(ids)
+    more = len(ids) - SHOWN_NAMES
+    return f"{len(ids)} ({', '.join(ids[:SHOWN_NAMES])} and {more} more: see the manifest)"
+
 
 def render(result: JobResult, console: Console | None = None) -> str:
     """Print the scorecard and return it as plain text (also logged as an artifact)."""
@@ -30,7 +41,7 @@ def render(result: JobResult, console: Console | None = None) -> str:
     untested = no_test_reason(clusters)
 
     table = Table(
-        title=f"Scorecard: policy={result.policy}  transcripts={', '.join(result.transcripts)}",
+        title=f"Scorecard: policy={result.policy}  transcripts={transcripts(result.transcripts)}",
         caption=(
             f"scores 0-{scale} on rubric '{result.rubric.name}'; "
             + tokens(metrics, len(result.points))

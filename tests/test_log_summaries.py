@@ -369,6 +369,6 @@ def test_preview_skips_sub_agent_logs_of_a_folder(projects, capsys):
     assert preview_main([str(folder)]) == 0
     out = capsys.readouterr()
     assert f"skipped {agent}: sub-agent log (sidechain)" in " ".join(out.out.split())
-    assert "2 files, 0 could not be imported, 1 skipped (sub-agent logs)" in out.out
+    assert "2 files, 0 could not be imported, 1 skipped (sub-agent logs, side files)" in out.out
     assert preview_main([str(agent)]) == 1
     assert "a Task sub-agent's log" in capsys.readouterr().err

@@ -201,7 +201,8 @@ def _check_invariants(transcript: Transcript, point: CompactionPoint, probes: li
             assert ev.quote in rendered[ev.message_index]
         for fact in p.gold.facts:
             assert len(fact.text) <= 200
-            assert any(fact.text in text for text in rendered.values()), fact
+            # As the log means it: verbatim, or JSON-escaped in a rendered call.
+            assert any(spelled(fact.text, text) for text in rendered.values()), fact
             assert fact.text.lower() not in p.question.lower(), (fact, p.question)
 
 
@@ -838,37 +839,39 @@ ESCAPE_REGION = [
 def test_commands_that_need_json_escaping_keep_their_probes():
     probes = _region_probes(ESCAPE_REGION)
     by_question = {p.question: p for p in probes}
-    # The rendered call shows the arguments' JSON, so the command is quoted escaped.
+    # The rendered call shows the arguments' JSON; questions and gold say what it means.
     module = by_question["Which command failed with a `ModuleNotFoundError`?"]
-    assert _facts([module]) == {'python -c \\"import yaml; print(yaml.__version__)\\"'}
+    assert _facts([module]) == {'python -c "import yaml; print(yaml.__version__)"'}
     error = by_question[
-        'What exact error did `python -c \\"import yaml; print(yaml.__version__)\\"` fail with?'
+        'What exact error did `python -c "import yaml; print(yaml.__version__)"` fail with?'
     ]
     assert _facts([error]) == {"ModuleNotFoundError: No module named 'yaml'"}
     commit = by_question[
-        'What exact error did `git add -A && git commit -m \\"Show \\\\\\"N/A\\\\\\" for empty '
-        'cells\\"` fail with?'
+        'What exact error did `git add -A && git commit -m "Show \\"N/A\\" for empty '
+        'cells"` fail with?'
     ]
     assert _facts([commit]) == {"fatal: unable to auto-detect email address (got 'dev@box.(none)')"}
     run = by_question[
         "After we changed `src/app/report.py`, what did running "
-        '`python -c \\"from app.report import cell; print(cell(None))\\"` print?'
+        '`python -c "from app.report import cell; print(cell(None))"` print?'
     ]
     assert _facts([run]) == {"N/A"}
     change = by_question["What did we change in `src/app/report.py`?"]
-    assert _facts([change]) == {'return \\"N/A\\"'}
+    assert _facts([change]) == {'return "N/A"'}
+    assert '\\"N/A\\"' in change.evidence[0].quote  # evidence: the message's spelling
 
 
-def test_an_escaped_fact_is_clipped_without_cutting_an_escape():
-    # Escaped, the command's 200th character is the backslash of the second \".
+def test_a_long_escaped_fact_is_clipped_as_the_log_means_it():
     command = 'python -c print("' + "a" * 181 + '","' + "b" * 40 + '")'
     region = [
         _call("bash", {"command": command}, "k1"),
         _result("k1", "NameError: name 'aaa' is not defined"),
     ]
     probes = _region_probes(region, types=["recall"])
-    (fact,) = _facts([p for p in probes if p.question.startswith("Which command")])
-    assert fact == 'python -c print(\\"' + "a" * 181
+    (probe,) = [p for p in probes if p.question.startswith("Which command")]
+    (fact,) = _facts([probe])
+    assert fact == command[:200] and '\\"' not in fact
+    assert 'python -c print(\\"' in probe.evidence[0].quote
 
 
 def test_spellings_of_a_text():
@@ -931,10 +934,10 @@ def test_plan_tool_state_at_the_point():
     )
     probes = generate_probes(transcript, point, ProbeConfig(types=["continuation"]))
     _check_invariants(transcript, point, probes)
-    # Open at the point: still open in the tail's call (escaped, as the call spells it), and
+    # Open at the point: still open in the tail's call (as the log means it), and
     # the written checklist's item; not the one done in the tail, nor the one the tail's call
     # dropped, nor the cancelled one, nor one only the earlier call or the tail lists.
-    assert _facts(probes, "pending") == {'Handle \\"N/A\\" cells', "Tell the user about the tabs"}
+    assert _facts(probes, "pending") == {'Handle "N/A" cells', "Tell the user about the tabs"}
     done = next(p for p in probes if "completed" in p.question)
     assert _facts([done]) == {"Read the parser"}
     assert all(ev.message_index == len(HEAD) + 2 for ev in done.evidence)

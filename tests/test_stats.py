@@ -324,3 +324,15 @@ def test_scorecard_of_one_cluster_says_n_a(job):
     text = scorecard.render(fewer, Console(width=300, file=io.StringIO()))
     assert f"{fewer.scores().overall:.2f} [n/a]" in text
     assert "95% CI: n/a with 1 cluster" in " ".join(text.split())
+
+
+def test_scorecard_title_sums_up_many_transcripts(job):
+    names = [f"rollout-{n:02d}" for n in range(25)]
+    many = job.model_copy(update={"transcripts": names})
+    text = scorecard.render(many, Console(width=300, file=io.StringIO()))
+    title = next(line for line in text.splitlines() if "Scorecard:" in line)
+    assert "transcripts=25 (rollout-00, rollout-01, rollout-02 and 22 more" in title
+    assert "rollout-24" not in text
+    few = job.model_copy(update={"transcripts": names[:2]})
+    text = scorecard.render(few, Console(width=300, file=io.StringIO()))
+    assert "transcripts=rollout-00, rollout-01" in text

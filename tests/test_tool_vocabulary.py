@@ -112,7 +112,7 @@ def _ops(name: str, args: dict) -> tuple[str | None, list[tuple[str, str]], bool
     ]
     texts = {i: m.render() for i, m in enumerate(messages)}
     (action,) = extract(messages, texts, 0, len(messages))
-    ops = [(op.kind, json.loads(f'"{op.path}"')) for op in file_ops([action], texts)]
+    ops = [(op.kind, op.path) for op in file_ops([action], texts)]  # decoded, not escaped
     return action.command, ops, is_inspection(action)
 
 

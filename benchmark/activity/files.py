@@ -7,14 +7,16 @@ from benchmark.activity.operations import FileOp
 
 
 class PathKeys:
-    """Maps spellings of one file (``x.py``, ``./x.py``, ``/repo/x.py``) to one key."""
+    """Maps spellings of one file (``x.py``, ``./x.py``, ``/repo/x.py``, ``C:\\repo\\x.py``)
+    to one key."""
 
     def __init__(self) -> None:
         self.known: dict[str, str] = {}  # spelling -> key
         self.by_name: dict[str, list[str]] = {}  # basename -> keys
 
     def key(self, path: str) -> str:
-        path = path.strip().removeprefix("./")
+        """The file's key; Windows separators count as ``/`` (``src\\a.py`` is ``src/a.py``)."""
+        path = path.strip().replace("\\", "/").removeprefix("./")
         if path in self.known:
             return self.known[path]
         name = path.rstrip("/").rsplit("/", 1)[-1]
@@ -24,14 +26,19 @@ class PathKeys:
         matches = [
             k
             for k in keys
-            if (k.startswith("/") and not path.startswith("/") and k.endswith("/" + path))
-            or (path.startswith("/") and not k.startswith("/") and path.endswith("/" + k))
+            if (_absolute(k) and not _absolute(path) and k.endswith("/" + path))
+            or (_absolute(path) and not _absolute(k) and path.endswith("/" + k))
         ]
         key = matches[0] if len(matches) == 1 else path
         if key == path:
             keys.append(path)
         self.known[path] = key
         return key
+
+
+def _absolute(path: str) -> bool:
+    """``/x`` or a Windows drive path (``C:/x``, separators already made ``/``)."""
+    return path.startswith("/") or (len(path) > 2 and path[1] == ":" and path[2] == "/")
 
 
 # What a file operation means for the file, as indexes and summaries name it.

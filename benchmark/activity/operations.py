@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from benchmark.activity.actions import Action, open_file
+from benchmark.activity.declined import declined
 from benchmark.activity.patches import (
     PATCH_PROGRAMS,
     OpKind,
@@ -46,7 +47,7 @@ _FAILED = re.compile(
     r"did not appear "
     r"verbatim|your proposed edit has introduced|no such file|file not found|does not exist|"
     r"could not find|was not found|not found in (?:the )?file|no match(?:es)? found|"
-    r"permission denied",
+    r"permission denied|^\s*<tool_use_error>",
     re.I,
 )
 
@@ -189,10 +190,11 @@ def patch_text(args: dict[str, Any]) -> str:
 
 
 def _spelled(path: str, action: Action, texts: dict[int, str]) -> tuple[int, str] | None:
-    """Where ``path`` (or it without ``./``) appears verbatim: the call, then the result.
+    """Where ``path`` (or it without ``./``) appears: the call, then the result.
 
     In a call the path may be JSON-escaped (a backslash, a quote, ``\\u``-escaped
-    non-ASCII); it is then spelled escaped, as the message holds it.
+    non-ASCII); it is still returned as the log means it (``C:\\src\\a.py`` with
+    single backslashes), the spelling a person writes; evidence finds the escaped one.
     """
     path = path.strip()
     if not path:
@@ -203,17 +205,22 @@ def _spelled(path: str, action: Action, texts: dict[int, str]) -> tuple[int, str
             continue
         for spelling in (s for p in plain for s in spellings(p)):
             if spelling in texts[where]:
-                return where, spelling
+                return where, next(p for p in plain if spelling in spellings(p))
     return None
 
 
 def _failed(action: Action, kind: OpKind) -> bool:
     """A tool's own error reply; for a read only its first line counts (the rest is content).
 
-    A shell command's operations fail only when it applies a patch that did not apply.
+    A call the user rejected (or an approval, a permission, a hook denied) did nothing. A
+    shell command's operations fail otherwise only when it applies a patch that did not.
     """
     if not action.result:
         return False
+    if declined(action.result):
+        return True
+    if action.command is None and action.tool in PATCH_TOOLS and patch_failed(action.result):
+        return True
     if action.command is not None:
         return kind != "read" and applies_patch(action) and patch_failed(action.result)
     head = action.result.lstrip().split("\n", 1)[0] if kind == "read" else action.result[:400]

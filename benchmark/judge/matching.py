@@ -59,6 +59,10 @@ def exact_match(needle: str, haystack: str | Haystack) -> bool:
     hay = haystack if isinstance(haystack, Haystack) else Haystack(haystack)
     if _exact(needle, hay.text):
         return True
+    # A gold fact is decoded (``C:\\a\\b.py`` is one backslash each); a context or an
+    # answer that copied a rendered call still holds it JSON-escaped.
+    if hay.unescaped != hay.text and _exact(needle, hay.unescaped):
+        return True
     plain_needle = unescape(needle)
     if (plain_needle, hay.unescaped) == (needle, hay.text):
         return False

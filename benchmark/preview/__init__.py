@@ -145,6 +145,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(reports, indent=2, ensure_ascii=False))
     elif len(reports) > 1:
-        left_out = f", {skipped} skipped (sub-agent logs)" if skipped else ""
+        left_out = f", {skipped} skipped (sub-agent logs, side files)" if skipped else ""
         console.print(f"{len(reports)} files, {failed} could not be imported{left_out}")
     return 1 if failed else 0

@@ -15,9 +15,9 @@ from benchmark.probe.extract import generate_probes, why_no_probes
 from benchmark.probe.models import PROBE_TYPES, Probe
 from benchmark.probe.repeats import FirstAsked
 from benchmark.redaction import redactor_for
-from benchmark.transcript.formats import SubagentLog, TranscriptError, import_file
+from benchmark.transcript.formats import NotATranscript, SubagentLog, TranscriptError, import_file
 from benchmark.transcript.models import Role, Transcript
-from benchmark.transcript.sources import SUBAGENT_SKIPPED
+from benchmark.transcript.sources import SIDE_FILE, SUBAGENT_SKIPPED
 
 
 def preview_file(
@@ -27,7 +27,8 @@ def preview_file(
 
     The transcript is redacted as a job redacts it (``config.redaction``), so the probes
     shown are the job's, and no secret of the file is printed. A sub-agent's log met in a
-    scan (``named=False``) is reported ``skipped``, as a job skips it.
+    scan (``named=False``), or a side file that is no session, is reported ``skipped``, as a
+    job skips it.
     """
     max_line = int(config.transcript.max_line_mb * 2**20)  # type: ignore[union-attr]
     redactor = redactor_for(config)
@@ -36,6 +37,11 @@ def preview_file(
     except TranscriptError as exc:
         if isinstance(exc, SubagentLog) and not named:
             return {"path": str(path), "skipped": SUBAGENT_SKIPPED}
+        if isinstance(exc, NotATranscript) and not named:
+            return {
+                "path": str(path),
+                "skipped": SIDE_FILE.format(why=redactor.text(exc.located())),
+            }
         return {"path": str(path), "error": redactor.text(str(exc))}
     t, redactions = redactor.transcript(item.transcript)
     counts = t.message_tokens

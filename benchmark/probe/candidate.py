@@ -8,7 +8,7 @@ from functools import cached_property
 
 from benchmark.activity.actions import Action, extract
 from benchmark.activity.operations import FileOp, file_ops
-from benchmark.activity.spelling import spelled, whole_escapes
+from benchmark.activity.spelling import spelled
 from benchmark.compaction import CompactionPoint
 from benchmark.probe.models import Evidence, Fact, ProbeType
 from benchmark.probe.runs import TestRun, test_runs
@@ -104,8 +104,9 @@ class View:
         return spelled(text, self.texts[index])
 
     def shown(self, index: int | None, text: str) -> str:
-        """How a question should cite ``text`` from message ``index`` (as written if absent)."""
-        return self.spelled(index, text) or text
+        """How a question cites ``text`` from message ``index``: as the log means it, never
+        in the JSON escaping a rendered call spells it with (a doubled backslash is one)."""
+        return text
 
     def evidence(self, index: int | None, needle: str) -> Evidence | None:
         """Evidence quoting ``needle`` (as the message spells it) in region message ``index``."""
@@ -118,18 +119,17 @@ class View:
     def cite(
         self, index: int | None, text: str, limit: int = MAX_FACT
     ) -> tuple[str, Evidence] | None:
-        """(fact text, evidence) for ``text`` in message ``index``, in the message's spelling.
-
-        An escaped spelling is longer than the text; it is clipped again to
-        ``limit`` without cutting an escape sequence in half.
-        """
-        found = self.spelled(index, text)
-        if found is None:
+        """(fact text, evidence) for ``text`` in message ``index``: the fact as the log means
+        it (decoded: what a right answer says), the evidence in the message's spelling."""
+        if self.spelled(index, text) is None:
             return None
-        if found != text and len(found) > limit:
-            found = whole_escapes(clip(found, limit))
-        evidence = self.evidence(index, found)
-        return (found, evidence) if found and evidence else None
+        fact = text if len(text) <= limit else clip(text, limit)
+        evidence = self.evidence(index, fact)
+        return (fact, evidence) if fact and evidence else None
+
+    def holds(self, index: int, text: str) -> bool:
+        """Whether message ``index`` states ``text``, as written or JSON-escaped."""
+        return spelled(text, self.texts[index]) is not None
 
 
 def without_summaries(transcript: Transcript) -> Transcript:

@@ -151,11 +151,11 @@ def _checked(view: View, c: Candidate) -> Candidate | None:
         text = fact.text
         if not text.strip() or text.lower() in question or fact in facts:
             continue
-        if any(text in view.texts[ev.message_index] for ev in evidence):
+        if any(view.holds(ev.message_index, text) for ev in evidence):
             facts.append(fact)
     if not evidence or not facts:
         return None
-    used = [ev for ev in evidence if any(f.text in view.texts[ev.message_index] for f in facts)]
+    used = [ev for ev in evidence if any(view.holds(ev.message_index, f.text) for f in facts)]
     return Candidate(
         c.type, c.question, c.answer, tuple(facts), tuple(used or evidence), c.anchor, c.priority
     )

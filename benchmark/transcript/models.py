@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from functools import cached_property
@@ -32,6 +33,9 @@ class FunctionCall(BaseModel):
             parsed = json.loads(self.arguments)
         except json.JSONDecodeError:
             return {"_raw": self.arguments}
+        if isinstance(parsed, str) and parsed.lstrip().startswith("{"):
+            with contextlib.suppress(json.JSONDecodeError):  # encoded twice (some logs)
+                parsed = json.loads(parsed)
         return parsed if isinstance(parsed, dict) else {"_raw": parsed}
 
 

@@ -6,8 +6,10 @@ run's numbers can be traced back to exactly the data behind them. A
 sub-agent's log that a folder scan or a glob meets (Claude Code's
 ``<session>/subagents/agent-*.jsonl``) is skipped with a note, whatever
 ``on_error`` says: its conversation is not a session, and the main session
-holds its result. Named as a file, it is refused like any file that cannot be
-imported.
+holds its result. So is a side file, JSON that is no session of any format
+(Claude Code's ``agent-*.meta.json`` beside each sub-agent log, settings, todo
+lists, metadata). Named as a file, either is refused like any file that cannot
+be imported.
 
 Only regular files are read. A folder scan or a glob names, in the manifest's
 ``skipped`` list and the job log, every entry it passed over that looks like a
@@ -34,7 +36,13 @@ from pydantic import BaseModel
 from benchmark.errors import UserError
 from benchmark.redaction import Redactor, build_redactor
 from benchmark.transcript.config import FileTranscripts, SyntheticTranscripts
-from benchmark.transcript.formats import Imported, SubagentLog, TranscriptError, import_file
+from benchmark.transcript.formats import (
+    Imported,
+    NotATranscript,
+    SubagentLog,
+    TranscriptError,
+    import_file,
+)
 from benchmark.transcript.formats._document import not_regular
 from benchmark.transcript.generated import load_or_generate, session_seed
 from benchmark.transcript.manifest import SkippedFile, SourceFile, TranscriptManifest
@@ -48,6 +56,7 @@ SUBAGENT_SKIPPED = (
 )
 
 
+SIDE_FILE = "not a session of any format (metadata, settings, todos...): {why}; skipped"
 HIDDEN = "hidden (name starts with '.')"
 OTHER_EXTENSION = "not a transcript.extensions file"
 
@@ -201,6 +210,11 @@ class TranscriptStream:
         if isinstance(exc, SubagentLog) and not named:
             log.info("skipped %s: %s", path, SUBAGENT_SKIPPED)
             self.skipped.append(SkippedFile(path=str(path), error=SUBAGENT_SKIPPED))
+            return
+        if isinstance(exc, NotATranscript) and not named:
+            note = SIDE_FILE.format(why=exc.located(self.redactor.text))
+            log.info("skipped %s: %s", path, note)
+            self.skipped.append(SkippedFile(path=str(path), error=note))
             return
         error = exc.located(self.redactor.text)  # an error may quote the line at fault
         if config.on_error == "fail":

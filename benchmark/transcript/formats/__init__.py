@@ -21,8 +21,10 @@ from benchmark.transcript.formats._builder import ConversationBuilder
 from benchmark.transcript.formats._document import (
     MAX_LINE_BYTES,
     Document,
+    NotATranscript,
     SubagentLog,
     TranscriptError,
+    cut,
     read_document,
     shown,
 )
@@ -30,7 +32,15 @@ from benchmark.transcript.formats._summaries import mark_summaries
 from benchmark.transcript.models import Transcript
 from benchmark.transcript.task import task_id
 
-__all__ = ["FORMATS", "Imported", "SubagentLog", "TranscriptError", "detect", "import_file"]
+__all__ = [
+    "FORMATS",
+    "Imported",
+    "NotATranscript",
+    "SubagentLog",
+    "TranscriptError",
+    "detect",
+    "import_file",
+]
 
 # Order matters for JSON Lines detection: the first module to claim a record wins,
 # and chat (any record with a "role") is the most permissive. mini-swe-agent's
@@ -80,7 +90,9 @@ def import_file(
         raise doc.fail("JSON nested too deeply") from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         # A shape no importer check anticipated: still one line naming the file.
-        raise doc.fail(f"unexpected {name} structure ({type(exc).__name__}: {exc})") from None
+        raise doc.fail(
+            f"unexpected {name} structure ({type(exc).__name__}: {cut(str(exc), 160)})"
+        ) from None
     return Imported(
         transcript=Transcript(id=path.stem, source=str(path), messages=messages),
         format=name,
@@ -98,12 +110,13 @@ def detect(doc: Document) -> str:
     if doc.records is None:
         value = doc.value
         if not isinstance(value, (dict, list)):
-            raise doc.fail(f"a JSON {type(value).__name__}, not a transcript")
+            raise NotATranscript(doc.path, f"a JSON {type(value).__name__}, not a transcript")
         for module in _DOCUMENTS:
             if module.claims(value):
                 return module.NAME
-        if isinstance(value, dict):  # a one-line JSON Lines file
-            doc.records, doc.value = [(1, value)], None
+        if isinstance(value, list):  # a list of objects, none a message
+            raise NotATranscript(doc.path, "a JSON list of objects with no 'role': no messages")
+        doc.records, doc.value = [(1, value)], None  # a one-line JSON Lines file
     for line, record in doc.records[:_SNIFF_RECORDS]:  # type: ignore[index]
         if not isinstance(record, dict):
             raise doc.fail(f"expected a JSON object per line, got {type(record).__name__}", line)
@@ -112,8 +125,9 @@ def detect(doc: Document) -> str:
                 return module.NAME
     keys = sorted(doc.records[0][1]) if doc.records else []  # type: ignore[index]
     quoted = ", ".join(shown(key, 24) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
-    raise doc.fail(
+    raise NotATranscript(
+        doc.path,
         f"unrecognised transcript format (first record's keys: {quoted or 'none'}); expected "
         "OpenAI chat messages, an SWE-agent .traj, a mini-swe-agent .traj.json, a Claude Code "
-        "session or a Codex CLI rollout"
+        "session or a Codex CLI rollout",
     )

@@ -21,7 +21,9 @@ from benchmark.errors import UserError
 from benchmark.redaction import scrub
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
-MAX_REASON_CHARS = 200  # a reason quoting the file (a key, a value) must not flood the log
+# A reason is our own words plus values quoted from the file, each already cut (``shown``);
+# this bound only stops a reason that quotes something unbounded (an exception's text).
+MAX_REASON_CHARS = 600
 MAX_QUOTED_CHARS = 40  # one value quoted from the file, in a reason or a warning
 _CHUNK = 1 << 20
 
@@ -58,6 +60,12 @@ class TranscriptError(UserError):
         if redact is None:
             return where + self.reason
         return where + cut(self._raw, redact=lambda text: redact(scrub(text)))
+
+
+class NotATranscript(TranscriptError):
+    """JSON that is no session of any format (an agent's metadata, settings, todos, a
+    sub-agent's ``agent-*.meta.json``): refused when named, skipped with a note when a
+    folder scan or a glob meets it. A broken session is a plain ``TranscriptError``."""
 
 
 class SubagentLog(TranscriptError):

@@ -11,8 +11,12 @@ NAME = "chat"
 
 
 def claims(value: Any) -> bool:
-    """A whole-file JSON document in this format."""
-    return isinstance(value, list) or (isinstance(value, dict) and "messages" in value)
+    """A whole-file JSON document in this format. A list of objects none of which has a
+    ``role`` (a todo list, a settings array) is no conversation, so not claimed."""
+    if isinstance(value, list):
+        head = value[:50]
+        return not head or not all(isinstance(v, dict) and "role" not in v for v in head)
+    return isinstance(value, dict) and "messages" in value
 
 
 def claims_record(record: dict[str, Any]) -> bool:

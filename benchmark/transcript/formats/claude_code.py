@@ -20,7 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.transcript.formats._builder import ConversationBuilder, text_of
-from benchmark.transcript.formats._document import Document, SubagentLog, shown
+from benchmark.transcript.formats._document import (
+    Document,
+    NotATranscript,
+    SubagentLog,
+    shown,
+)
 from benchmark.transcript.formats._parts import MEDIA, part_text
 
 NAME = "claude_code"
@@ -71,6 +76,12 @@ def convert(doc: Document, out: ConversationBuilder) -> None:
             _user(doc, line, message.get("content"), out, record.get("isCompactSummary") is True)
         else:
             _assistant(doc, line, message, out, unknown)
+    if not conversation:
+        raise NotATranscript(
+            doc.path,
+            "no messages (no user or assistant event): Claude Code metadata (a title, a summary, a "
+            "sub-agent's meta), not a session",
+        )
     if sidechain:
         if len(sidechain) == conversation:
             raise SubagentLog(
