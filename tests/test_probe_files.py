@@ -381,3 +381,13 @@ def test_a_long_code_choice_is_never_gold_cut_open():
     sentence = f"I decided to use {code} because the old index missed fields."
     found = _parse(sentence, "", "", sentence)
     assert found is None or balanced(found[0])
+
+
+def test_a_comment_counts_only_when_no_code_changed_and_a_heading_is_no_comment():
+    from benchmark.probe.artifact import change_tokens
+
+    old = "x = 1\n# keep x small\n"
+    assert change_tokens("x = 1\n# keep x below ten\n", old) == ["# keep x below ten"]
+    assert change_tokens("x = 2  # keep x small\n# keep x below ten\n", old) == ["x = 2"]
+    readme = "## Cursor pagination\nOn by default.\n"
+    assert change_tokens(readme, "", code=False)[0] == "## Cursor pagination"

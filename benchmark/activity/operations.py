@@ -90,8 +90,11 @@ def file_ops(actions: list[Action], texts: dict[int, str]) -> list[FileOp]:
             for script in scripts_run(programs(action.command)):
                 found += script_writes(scripts.get(script.rsplit("/", 1)[-1], ""))
         for kind, path, added, removed in found:
+            name = path.rsplit("/", 1)[-1]
             if kind == "write" and added:
-                scripts[path.rsplit("/", 1)[-1]] = added
+                scripts[name] = added
+            elif kind == "edit" and added:  # SWE-agent: ``create x.py``, then ``edit 1:1``
+                scripts[name] = scripts.get(name, "") + "\n" + added
             failed = _failed(action, kind)
             spelled = _spelled(path, action, texts)
             if spelled is None and kind in ("write", "edit", "unsure"):

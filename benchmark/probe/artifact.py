@@ -30,6 +30,7 @@ _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][a-z]+[A-Z]")
 _COMMENT = re.compile(
     r"^\s*(?:#(?!!|include|define|if|endif|pragma|\[)|//|/\*|\*(?:\s|/|$)|<!--|--\s)"
 )
+_PROSE = re.compile(r"\.(?:md|markdown|rst|txt|adoc)$|(?:^|/)(?:README|CHANGELOG|NEWS)$", re.I)
 _COMMENT_TAIL = re.compile(r"\s+(?:#|//)\s.*$")
 
 
@@ -190,8 +191,9 @@ def _changes(view: View, rec: FileRecord) -> Iterator[Candidate]:
         if op.kind not in ("write", "edit") or not view.in_region(op.action_index):
             continue
         old = op.removed or known
-        tokens = change_tokens(op.added, old) if op.added else []
-        for token in tokens or removed_code(op.removed, op.added):
+        code = not _PROSE.search(path)  # a ``#`` line of a Markdown file is a heading
+        tokens = change_tokens(op.added, old, code) if op.added else []
+        for token in tokens or removed_code(op.removed, op.added, code):
             if len(facts) >= MAX_CHANGES or token in path:
                 continue
             cited = view.cite(op.action_index, token)
@@ -214,7 +216,7 @@ def _changes(view: View, rec: FileRecord) -> Iterator[Candidate]:
     )
 
 
-def change_tokens(added: str, old: str) -> list[str]:
+def change_tokens(added: str, old: str, code: bool = True) -> list[str]:
     """Distinctive names and strings of the code ``added`` introduces and ``old`` lacks, best first.
 
     Only the lines that differ count, and of them the code: a comment line (or a
@@ -229,8 +231,11 @@ def change_tokens(added: str, old: str) -> list[str]:
         for line in added.splitlines()
         if line.strip() and line.strip() not in old_lines and re.search(r"\w", line)
     ]
-    code = [_COMMENT_TAIL.sub("", line) for line in changed if not is_comment(line)]
-    body = "\n".join(code or changed)
+    if code:
+        changed_code = [_COMMENT_TAIL.sub("", line) for line in changed if not is_comment(line)]
+    else:
+        changed_code = changed
+    body = "\n".join(changed_code or changed)
     ranked: list[str] = []
     ranked += _DEF.findall(body)
     harvested = identifiers.harvest(body, ("pin", "version", "url"))
@@ -245,11 +250,11 @@ def change_tokens(added: str, old: str) -> list[str]:
             continue
         out.append(token)
     if not out:
-        out.extend(changed_line([line for line in code if line.strip()] or changed))
+        out.extend(changed_line([line for line in changed_code if line.strip()] or changed))
     return out
 
 
-def removed_code(removed: str, added: str) -> list[str]:
+def removed_code(removed: str, added: str, code: bool = True) -> list[str]:
     """The first code line an edit deleted (a comment when only comments went): the change
     of an edit that adds nothing new."""
     kept = {line.strip() for line in added.splitlines()}
@@ -258,7 +263,7 @@ def removed_code(removed: str, added: str) -> list[str]:
         for line in removed.splitlines()
         if line.strip() and line.strip() not in kept and re.search(r"\w", line)
     ]
-    return changed_line([line for line in gone if not is_comment(line)] or gone)
+    return changed_line([line for line in gone if not (code and is_comment(line))] or gone)
 
 
 def changed_line(lines: list[str]) -> list[str]:
