@@ -206,7 +206,7 @@ class _Job:
                 scheduled.survival = [None] * len(probes)
                 previous = None  # the next point compacts from the raw session
                 continue
-            facts = ContextFacts(context)
+            facts = ContextFacts(context, scheduled.uncompacted)
             if self.render_ahead:
                 prepare_render(context)
             scheduled.context = context

@@ -35,7 +35,8 @@ class ProbeResult(BaseModel):
     survival: float | None = Field(
         None,
         description="share of the gold facts the compacted context still states "
-        "(benchmark.survival); None where it cannot be read",
+        "(benchmark.survival); None where it cannot be read, or for a next_action probe "
+        "whose gold the session names nowhere before the point",
     )
     control: ProbeResult | None = Field(
         None, description="with control=true: the same probe answered from the uncompacted session"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import SMALL, compose_config
+from conftest import SMALL, compose_config, swe_agent_job
 
 from benchmark.__main__ import run
 from benchmark.config import validate
@@ -95,6 +95,20 @@ def test_uncompacted_context_keeps_every_fact_and_retains_everything(small_jobs)
     # The control arm of `none` is `none` itself: the same answers, retention exactly 1.
     assert metrics["headline/more/retention"] == pytest.approx(1.0)
     assert metrics["retention/control_overall"] == pytest.approx(metrics["headline/overall"])
+
+
+def test_uncompacted_context_keeps_every_fact_with_next_action_probes(shared_data):
+    """A next step's target may be named nowhere before the point; the control still
+    keeps every fact the session stated, so `none` survives 1.0 on every probe type."""
+    types = "probe.types=[recall,artifact,continuation,decision,next_action]"
+    cfg = compose_config(swe_agent_job(shared_data, "policy=none", "control=true", types))
+    result = run_job(validate(cfg))
+    metrics = result.metrics()
+    assert metrics["headline/more/facts_survival"] == 1.0
+    assert metrics["type/next_action/facts_survival"] == 1.0
+    steps = [r for r in result.probe_results if r.probe.type == "next_action"]
+    assert steps and any(r.survival is None for r in steps)  # a step to a file not yet named
+    assert all(r.survival in (None, 1.0) for r in result.probe_results)
 
 
 def test_a_compacting_policy_loses_facts_and_score_against_its_control(small_jobs):

@@ -481,6 +481,12 @@ def test_survival_is_whether_the_context_still_names_the_target(tmp_path):
     transcript, point = _session(tmp_path, _call("Read", {"file_path": "src/store.py"}))
     probe = next_action(transcript, point)
     assert isinstance(probe, Probe)
-    kept = [*transcript.messages[: point.end], Message(role="user", content="Read src/store.py")]
-    assert ContextFacts(kept).survival(probe) == 1.0
-    assert ContextFacts(transcript.messages[: point.end]).survival(probe) == 0.0
+    before = transcript.messages[: point.end]
+    named = [*before, Message(role="user", content="Read src/store.py")]
+    assert ContextFacts(named).survival(probe) == 1.0
+    assert ContextFacts(before).survival(probe) == 0.0
+    # Measured against the session up to the point: a target it names survives or not...
+    assert ContextFacts(named, uncompacted=named).survival(probe) == 1.0
+    assert ContextFacts(named[:1], uncompacted=named).survival(probe) == 0.0
+    # ...and one it never names before the point (the step is new) is not measured.
+    assert ContextFacts(before, uncompacted=before).survival(probe) is None

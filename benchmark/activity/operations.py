@@ -23,6 +23,7 @@ from benchmark.activity.patches import (
     patch_ops,
 )
 from benchmark.activity.powershell import powershell_programs
+from benchmark.activity.rewrites import script_writes, scripts_run
 from benchmark.activity.shell import in_powershell, programs, shell_ops
 from benchmark.activity.spelling import spellings
 from benchmark.activity.vocabulary import (
@@ -57,7 +58,9 @@ class FileOp:
     """One operation on one file.
 
     ``path`` is spelled as it appears verbatim in message ``index`` (the call
-    or its result), so it can serve as a gold fact with that message as evidence.
+    or its result), so it can serve as a gold fact with that message as evidence;
+    an ``unsure`` operation's path may not be (it only keeps a file from being
+    called read-only).
     """
 
     kind: OpKind
@@ -81,10 +84,24 @@ def file_ops(actions: list[Action], texts: dict[int, str]) -> list[FileOp]:
     """Every file operation of ``actions``, in order."""
     ops: list[FileOp] = []
     current: str | None = None  # the SWE-agent editor's open file
+    scripts: dict[str, str] = {}  # a script's name -> the text the session wrote into it
     for action in actions:
-        for kind, path, added, removed in action_ops(action, current):
+        found = action_ops(action, current)
+        if action.command is not None:  # a script the session wrote writes files too
+            for script in scripts_run(programs(action.command)):
+                found += script_writes(scripts.get(script.rsplit("/", 1)[-1], ""))
+        for kind, path, added, removed in found:
+            name = path.rsplit("/", 1)[-1]
+            if kind == "write" and added:
+                scripts[name] = added
+            elif kind == "edit" and added:  # SWE-agent: ``create x.py``, then ``edit 1:1``
+                scripts[name] = scripts.get(name, "") + "\n" + added
             failed = _failed(action, kind)
             spelled = _spelled(path, action, texts)
+            if spelled is None and kind in ("write", "edit", "unsure"):
+                # A change the call does not spell (a script's own ``open(p, 'w')``): no fact
+                # can cite it, but the file was not only read.
+                kind, spelled = "unsure", (action.index, path)
             if spelled is None:
                 continue
             text_index, spelling = spelled

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-OpKind = Literal["write", "edit", "read", "delete", "touch"]
+# ``unsure``: a command that may have rewritten the file (a formatter, a script given it).
+OpKind = Literal["write", "edit", "read", "delete", "touch", "unsure"]
 PatchOp = tuple[OpKind, str, str, str]  # (kind, path, added text, removed text)
 
 PATCH_PROGRAMS = frozenset({"apply_patch", "applypatch"})

@@ -1,5 +1,7 @@
 """File effects of shell commands: ``cat > x <<EOF``, ``sed -i``, ``touch``, ``mv``, ``rm``,
-patches fed to ``apply_patch``, ``git apply`` or ``patch``... (PowerShell in :mod:`.powershell`).
+patches fed to ``apply_patch``, ``git apply`` or ``patch``, and the commands of
+:mod:`.rewrites` (``git checkout -- f``, ``perl -pi``, Python writing files, formatters)...
+(PowerShell in :mod:`.powershell`).
 
 Commands are tokenized with :mod:`shlex` (quotes and operators respected)
 line by line; heredoc bodies are taken as the content written (or the patch
@@ -18,6 +20,7 @@ from benchmark.activity.powershell import (
     powershell_ops,
     powershell_programs,
 )
+from benchmark.activity.rewrites import PYTHONS, git_ops, in_place_ops, python_ops, rewritten
 from benchmark.activity.vocabulary import (
     POSIX_SHELLS,
     POWERSHELLS,
@@ -201,7 +204,14 @@ def program_ops(argv: list[str], body: str) -> list[ShellOp]:
         return [first, ("write", paths[-1], "", "")]
     if program == "git" and args[:1] == ["mv"] and len(paths) >= 2:
         return [("delete", paths[0], "", ""), ("write", paths[-1], "", "")]
-    return piped_diff_ops(program, args, body) or []
+    if program == "git" and args[:1] in (["checkout"], ["restore"]):
+        return git_ops(args, paths)
+    if PYTHONS.match(program):
+        return python_ops(args, body, paths)
+    in_place = in_place_ops(program, args, paths)
+    if in_place is not None:
+        return in_place
+    return piped_diff_ops(program, args, body) or rewritten(program, args, paths)
 
 
 def _sed_ops(args: list[str]) -> list[ShellOp]:

@@ -26,6 +26,12 @@ _ASSIGN = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?::[^=\n]{1,40})?=(?!=)", re.M)
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _LITERAL = re.compile(r"\"([^\"\\\n]{4,80})\"|'([^'\\\n]{4,80})'")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][a-z]+[A-Z]")
+# A comment line: ``#`` (not ``#!``, ``#include``, ``#[attr]``...), ``//``, ``/*``, `` * ``.
+_COMMENT = re.compile(
+    r"^\s*(?:#(?!!|include|define|if|endif|pragma|\[)|//|/\*|\*(?:\s|/|$)|<!--|--\s)"
+)
+_PROSE = re.compile(r"\.(?:md|markdown|rst|txt|adoc)$|(?:^|/)(?:README|CHANGELOG|NEWS)$", re.I)
+_COMMENT_TAIL = re.compile(r"\s+(?:#|//)\s.*$")
 
 
 @dataclass
@@ -36,6 +42,7 @@ class FileRecord:
     status: Status | None = None
     ops: list[FileOp] = field(default_factory=list)
     deleted: bool = False
+    unsure: bool = False  # a command may have rewritten it: never gold as only read
 
     def spelling(self, view: View) -> tuple[str, int] | None:
         """How the file is spelled in a region message that shows its status."""
@@ -62,6 +69,8 @@ def file_records(view: View) -> list[FileRecord]:
         rec.ops.append(op)
         if op.kind == "delete":
             rec.deleted = True
+        elif op.kind == "unsure":
+            rec.unsure = True
         elif rec.status is None:
             rec.status = {
                 "write": "created",
@@ -74,6 +83,11 @@ def file_records(view: View) -> list[FileRecord]:
     return [rec for rec in records.values() if rec.status is not None]
 
 
+def read_only(records: list[FileRecord]) -> list[FileRecord]:
+    """The files only read: none the region changed, or may have (``unsure``)."""
+    return [r for r in records if r.status == "read" and not r.unsure]
+
+
 def artifact_candidates(view: View) -> list[Candidate]:
     records = file_records(view)
     out = list(_overview(view, records))
@@ -84,13 +98,29 @@ def artifact_candidates(view: View) -> list[Candidate]:
     return out
 
 
+def latest(records: list[FileRecord], status: Status) -> tuple[list[FileRecord], bool]:
+    """At most ``MAX_FILES`` files of ``status`` (read: :func:`read_only`), the ones touched
+    last, in first-touch order; and whether some were left out.
+
+    Regions of later points hold those of earlier ones: the first files of a long
+    session would make every point ask the same question (dropped as a repeat),
+    while the latest ones are what each point's own stretch of work touched.
+    """
+    found = read_only(records) if status == "read" else [r for r in records if r.status == status]
+    last = sorted(found, key=lambda r: max(op.action_index for op in r.ops))[-MAX_FILES:]
+    return [r for r in found if r in last], len(found) > len(last)
+
+
 def _overview(view: View, records: list[FileRecord]) -> Iterator[Candidate]:
     facts: list[Fact] = []
     evidence: list[Evidence] = []
     parts: list[str] = []
+    cut = False
     for status, label in (("created", "Created"), ("modified", "Modified"), ("read", "Read only")):
         names = []
-        for rec in [r for r in records if r.status == status][:MAX_FILES]:
+        chosen, left_out = latest(records, status)  # type: ignore[arg-type]
+        cut = cut or left_out
+        for rec in chosen:
             found = rec.spelling(view)
             ev = view.evidence(found[1], found[0]) if found else None
             if found is None or ev is None:
@@ -102,11 +132,12 @@ def _overview(view: View, records: list[FileRecord]) -> Iterator[Candidate]:
             parts.append(f"{label}: {', '.join(names)}.")
     if not any(f.kind in ("created", "modified") for f in facts):
         return
+    which = "in this part of the session" + (f" (the last {MAX_FILES} of each kind)" if cut else "")
     yield Candidate(
         type="artifact",
         question=(
             "Which files did we create, which existing files did we modify, and which did we "
-            "only read or examine in this part of the session? What changed in each?"
+            f"only read or examine {which}? What changed in each?"
         ),
         answer=" ".join(parts),
         facts=tuple(facts),
@@ -117,7 +148,7 @@ def _overview(view: View, records: list[FileRecord]) -> Iterator[Candidate]:
 
 
 def _read_only(view: View, records: list[FileRecord]) -> Iterator[Candidate]:
-    read = [r for r in records if r.status == "read"][:MAX_FILES]
+    read, cut = latest(records, "read")
     facts, evidence = [], []
     for rec in read:
         found = rec.spelling(view)
@@ -127,9 +158,15 @@ def _read_only(view: View, records: list[FileRecord]) -> Iterator[Candidate]:
             evidence.append(ev)
     if not facts:
         return
+    question = "Which files did we open or read to examine them, without changing them?"
+    if cut:
+        question = (
+            f"Which {len(facts)} files did we open or read most recently to examine them, "
+            "without changing them?"
+        )
     yield listing(
         "artifact",
-        "Which files did we open or read to examine them, without changing them?",
+        question,
         "Read without changes: ",
         facts,
         evidence,
@@ -151,10 +188,12 @@ def _changes(view: View, rec: FileRecord) -> Iterator[Candidate]:
             if view.in_region(op.result_index):
                 known += "\n" + view.texts[op.result_index]  # type: ignore[index]
             continue
-        if op.kind not in ("write", "edit") or not op.added or not view.in_region(op.action_index):
+        if op.kind not in ("write", "edit") or not view.in_region(op.action_index):
             continue
         old = op.removed or known
-        for token in change_tokens(op.added, old):
+        code = not _PROSE.search(path)  # a ``#`` line of a Markdown file is a heading
+        tokens = change_tokens(op.added, old, code) if op.added else []
+        for token in tokens or removed_code(op.removed, op.added, code):
             if len(facts) >= MAX_CHANGES or token in path:
                 continue
             cited = view.cite(op.action_index, token)
@@ -177,11 +216,14 @@ def _changes(view: View, rec: FileRecord) -> Iterator[Candidate]:
     )
 
 
-def change_tokens(added: str, old: str) -> list[str]:
-    """Distinctive names and strings that ``added`` introduces and ``old`` lacks, best first.
+def change_tokens(added: str, old: str, code: bool = True) -> list[str]:
+    """Distinctive names and strings of the code ``added`` introduces and ``old`` lacks, best first.
 
-    Definitions come first, then pins/versions, then assigned names, then other
-    code identifiers and string literals; the first changed line is the fallback.
+    Only the lines that differ count, and of them the code: a comment line (or a
+    trailing comment) is read only when no code line changed, since a comment kept
+    or reworded beside the edit says nothing of what the code now does. Definitions
+    come first, then pins/versions, then assigned names, then other code identifiers
+    and string literals; the first changed code line is the fallback.
     """
     old_lines = {line.strip() for line in old.splitlines()}
     changed = [
@@ -189,7 +231,11 @@ def change_tokens(added: str, old: str) -> list[str]:
         for line in added.splitlines()
         if line.strip() and line.strip() not in old_lines and re.search(r"\w", line)
     ]
-    body = "\n".join(changed)
+    if code:
+        changed_code = [_COMMENT_TAIL.sub("", line) for line in changed if not is_comment(line)]
+    else:
+        changed_code = changed
+    body = "\n".join(changed_code or changed)
     ranked: list[str] = []
     ranked += _DEF.findall(body)
     harvested = identifiers.harvest(body, ("pin", "version", "url"))
@@ -203,11 +249,33 @@ def change_tokens(added: str, old: str) -> list[str]:
         if not token or _in_old(token, old) or any(token in kept for kept in out):
             continue
         out.append(token)
-    if not out and changed:
-        lines = [line.strip() for line in changed if len(line.strip()) <= 160]
-        wordy = [line for line in lines if len(re.findall(r"\w", line)) >= 8]
-        out.extend((wordy or lines)[:1])
+    if not out:
+        out.extend(changed_line([line for line in changed_code if line.strip()] or changed))
     return out
+
+
+def removed_code(removed: str, added: str, code: bool = True) -> list[str]:
+    """The first code line an edit deleted (a comment when only comments went): the change
+    of an edit that adds nothing new."""
+    kept = {line.strip() for line in added.splitlines()}
+    gone = [
+        line
+        for line in removed.splitlines()
+        if line.strip() and line.strip() not in kept and re.search(r"\w", line)
+    ]
+    return changed_line([line for line in gone if not (code and is_comment(line))] or gone)
+
+
+def changed_line(lines: list[str]) -> list[str]:
+    """The first whole line (at most 160 characters) of ``lines``, a wordy one if any."""
+    short = [line.strip() for line in lines if len(line.strip()) <= 160]
+    wordy = [line for line in short if len(re.findall(r"\w", line)) >= 8]
+    return (wordy or short)[:1]
+
+
+def is_comment(line: str) -> bool:
+    """A line that is only a comment (``#``, ``//``, ``/*``, `` * ``, ``<!--``, ``-- ``)."""
+    return bool(_COMMENT.match(line))
 
 
 def _distinctive(name: str) -> bool:

@@ -20,7 +20,15 @@ from benchmark import cues
 from benchmark.activity.files import is_generated
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Fact
-from benchmark.probe.text import MAX_FACT, clip, normalize, sentences, trim
+from benchmark.probe.text import (
+    MAX_FACT,
+    balanced,
+    clip,
+    normalize,
+    outside_pairs,
+    sentences,
+    trim,
+)
 from benchmark.probe.wording import has_content, is_cut
 
 _LIST = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
@@ -67,14 +75,14 @@ def _parse(
     if cue is None:
         return None
     rest = sentence[cue.end() :]
-    why = cues.DECISION["rationale"].search(rest)
+    why = _first(cues.DECISION["rationale"], rest)
     first_why = why.start() if why else len(rest)
     # Before the rationale, "rather than"/"instead of"/"over" introduce alternatives; inside
     # it they are part of the reason ("... is expected rather than exceptional"), and only
     # an explicit "rejected"/"considered" starts a new alternative.
     alts = [
         m
-        for m in cues.DECISION["alternative"].finditer(rest)
+        for m in outside_pairs(cues.DECISION["alternative"], rest)
         if m.start() < first_why or cues.DECISION["rejected"].search(m.group(0))
     ]
     choice = _clause(rest[: min([first_why] + [m.start() for m in alts])])
@@ -104,15 +112,29 @@ def _parse(
     return choice, rationale, tuple(alternatives)
 
 
+def _first(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first match of a clause cue outside code spans and brackets."""
+    return next(outside_pairs(pattern, text), None)
+
+
 def _clause(text: str) -> str:
-    """A clause ends at a semicolon; it is clipped and trimmed, and stays verbatim."""
-    return trim(clip(text.split(";", 1)[0]))
+    """A clause ends at a semicolon (not one inside a code span); it is clipped and trimmed,
+    and stays verbatim."""
+    return trim(clip(_first_clause(text)))
+
+
+def _first_clause(text: str) -> str:
+    """``text`` up to its first semicolon outside backticks."""
+    for n, part in enumerate(text.split("`")):
+        if n % 2 == 0 and ";" in part:
+            return "`".join(text.split("`")[:n] + [part.split(";", 1)[0]])
+    return text
 
 
 def _reason(text: str, content: str) -> str:
     """A rationale clause of ``content``, or "" when it is not whole: too long to keep
     without cutting it, or cut in the message itself."""
-    clause = text.split(";", 1)[0].strip()
+    clause = _first_clause(text).strip()
     if len(clause) > MAX_FACT:
         return ""
     reason = trim(clause)
@@ -127,7 +149,7 @@ def _stated(choice: str, content: str) -> bool:
 def _options(clause: str) -> list[str]:
     """ "A, B and C" -> its options (each verbatim), when every part is a real phrase."""
     parts = [trim(p) for p in _LIST.split(clause)]
-    if len(parts) > 1 and all(len(p) >= MIN_CLAUSE for p in parts):
+    if len(parts) > 1 and all(len(p) >= MIN_CLAUSE and balanced(p) for p in parts):
         return parts
     return [clause] if len(clause) >= MIN_CLAUSE else []
 
@@ -234,13 +256,13 @@ def _fix_in(said: list[str], skip: set[str], content: str) -> tuple[str, str, st
             continue
         rest = cue.group("choice") or cue.group("gerund")
         why = ""
-        because = cues.FIX["because"].search(rest)
+        because = _first(cues.FIX["because"], rest)
         if because:
             rest, why = rest[: because.start()], _reason(rest[because.end() :], content)
-        end = cues.FIX["purpose"].search(rest)
+        end = _first(cues.FIX["purpose"], rest)
         choice = _clause(rest[: end.start()] if end else rest)
         alternative = ""
-        instead = cues.FIX["instead"].search(choice)
+        instead = _first(cues.FIX["instead"], choice)
         if instead:
             choice, alternative = (
                 _clause(choice[: instead.start()]),

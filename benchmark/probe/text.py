@@ -27,14 +27,82 @@ _EDGE = " \t\r\n,;:.!?"
 
 
 def clip(text: str, limit: int = MAX_FACT) -> str:
-    """The stripped text, or its longest word-boundary prefix within ``limit`` chars."""
+    """The stripped text, or its longest prefix within ``limit`` chars cut at a word boundary
+    outside any code span or bracket pair the text closes (``use `foo(`` states nothing).
+
+    When no such cut keeps a quarter of the limit (one long call, ``python -c
+    "print(...)"``), the longest word-boundary prefix past half of it (else ``limit``
+    chars): a command's head is still worth asking, and a prose clause cut that way
+    is refused by ``wording.is_cut``.
+    """
     text = text.strip()
     if len(text) <= limit:
         return text
+    inside = inside_pairs(text[: limit * 4])
+    kept = [p for p in range(limit // 4, limit + 1) if not inside[p] and text[p] == " "]
+    if kept:
+        return text[: max(kept)].rstrip()
     cut = text.rfind(" ", 0, limit + 1)
-    if cut < limit // 2:
-        cut = limit
-    return text[:cut].rstrip()
+    return text[: cut if cut >= limit // 2 else limit].rstrip()
+
+
+def inside_pairs(text: str) -> list[bool]:
+    """Per offset ``p``: whether ``text[:p]`` ends inside a code span or bracket pair that
+    ``text`` closes (an opener never closed pairs with nothing)."""
+    inside = [0] * (len(text) + 2)
+    ticks = [i for i, ch in enumerate(text) if ch == "`"]
+    pairs = list(zip(ticks[::2], ticks[1::2], strict=False))
+    in_code = [False] * len(text)
+    for start, end in pairs:
+        in_code[start : end + 1] = [True] * (end + 1 - start)
+    stack: list[tuple[str, int]] = []
+    for i, ch in enumerate(text):
+        if in_code[i]:
+            continue
+        if ch in "([{":
+            stack.append((ch, i))
+        elif ch in ")]}":
+            opener = "([{"[")]}".index(ch)]
+            while stack and stack[-1][0] != opener:
+                stack.pop()
+            if stack:
+                pairs.append((stack.pop()[1], i))
+    for start, end in pairs:  # cutting after the opener, up to the closer, breaks the pair
+        inside[start + 1] += 1
+        inside[end + 1] -= 1
+    depth, out = 0, []
+    for step in inside:
+        depth += step
+        out.append(depth > 0)
+    return out
+
+
+def outside_pairs(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``pattern`` in ``text`` that start outside code spans and brackets:
+    a "since" inside `` `f(since=3)` `` is code, not a clause of the sentence."""
+    inside: list[bool] | None = None
+    for match in pattern.finditer(text):
+        if "`" not in text and not any(c in text for c in "([{"):
+            yield match
+            continue
+        inside = inside if inside is not None else inside_pairs(text)
+        if not inside[match.start()]:
+            yield match
+
+
+def balanced(text: str) -> bool:
+    """Whether ``text`` opens no code span or bracket it does not close."""
+    if text.count("`") % 2:
+        return False
+    depth = {"(": 0, "[": 0, "{": 0}
+    outside = "".join(text.split("`")[::2])
+    for ch in outside:
+        if ch in depth:
+            depth[ch] += 1
+        elif ch in ")]}":
+            opener = "([{"[")]}".index(ch)]
+            depth[opener] = max(0, depth[opener] - 1)
+    return not any(depth.values())
 
 
 def stateable(text: str) -> bool:

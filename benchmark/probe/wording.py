@@ -11,13 +11,16 @@ are closed word classes plus the vocabulary of "doing the edit", not words
 of any one log.
 
 A phrase is cut when it ends mid-sentence: on "..." or a dangling function
-word ("because the value of"), or where its message ends without terminal
-punctuation (a log truncated the text).
+word ("because the value of"), inside a code span or bracket it opened
+("use `foo("), or where its message ends without terminal punctuation (a log
+truncated the text).
 """
 
 from __future__ import annotations
 
 import re
+
+from benchmark.probe.text import balanced
 
 
 def _words(text: str) -> frozenset[str]:
@@ -95,7 +98,7 @@ def has_content(phrase: str) -> bool:
 def is_cut(phrase: str, content: str) -> bool:
     """Whether ``phrase`` (a verbatim slice of ``content``) stops mid-sentence."""
     phrase = phrase.rstrip()
-    if not phrase or phrase.endswith(("...", "…", ",", "-", "(")):
+    if not phrase or phrase.endswith(("...", "…", ",", "-", "(")) or not balanced(phrase):
         return True
     words = phrase.split()
     if words[-1].lower() in _DANGLING:
