@@ -2,7 +2,9 @@
 
 A transcript is replayed against a context window. When the live context
 passes ``trigger_ratio * context_window`` tokens, a compaction point occurs:
-the context so far splits into a protected head (the first ``head_messages``
+the context so far splits into a protected head (``head_messages``: by
+default ``auto``, the leading system/developer messages, the user messages the
+agent's harness injects and the first real user request; or a number of first
 messages), a protected tail (the most recent messages within
 ``tail_tokens``), and the region between them, which compaction removes.
 After a point the live context is taken to be head + tail, and the replay
@@ -13,11 +15,32 @@ prefix of the session up to it, so later regions include earlier ones.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
 
 from benchmark.transcript.models import Message, Transcript
+from benchmark.transcript.prelude import task_head_end
+
+MAX_HEAD_MESSAGES = 1_000_000
+
+
+def _head_messages(value: Any) -> int | Literal["auto"]:
+    """``auto`` or a count; one validator, so an error names the key and not a union branch."""
+    if value == "auto":
+        return "auto"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"must be 'auto' or a number of messages (got {value!r})")
+    if not 0 <= value <= MAX_HEAD_MESSAGES:
+        raise ValueError(f"must be >= 0 and <= {MAX_HEAD_MESSAGES:,} (got {value})")
+    return value
+
+
+HeadMessages = Annotated[
+    int | Literal["auto"],
+    PlainValidator(_head_messages),
+    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0}, {"const": "auto"}]}),
+]
 
 
 class CompactionConfig(BaseModel):
@@ -25,8 +48,10 @@ class CompactionConfig(BaseModel):
 
     context_window: int = Field(200_000, gt=0, le=100_000_000)
     trigger_ratio: float = Field(0.8, gt=0, le=1)
-    head_messages: int = Field(
-        2, ge=0, le=1_000_000, description="protected first messages (system + task)"
+    head_messages: HeadMessages = Field(
+        "auto",
+        description="protected first messages: auto = system/developer prelude, harness-injected "
+        "user messages and the first real user request; or a number of messages",
     )
     tail_tokens: int = Field(20_000, ge=0, description="token budget of the protected tail")
     points: Literal["all", "last"] = "all"
@@ -73,22 +98,45 @@ class Segments(BaseModel):
         return [*self.head, *self.region, *self.tail]
 
 
-def head_warning(transcript: Transcript, config: CompactionConfig) -> str | None:
-    """Why every message compacts, when the protected head alone passes the trigger; else None.
+def protected_head_end(messages: list[Message], config: CompactionConfig) -> int:
+    """Index after the protected head of ``messages``."""
+    if config.head_messages == "auto":
+        return task_head_end(messages)
+    return min(config.head_messages, len(messages))
 
-    Such a session compacts before each model call, and its points measure
-    the window more than the policy, so a job says so (one line per file).
+
+def head_warning(transcript: Transcript, config: CompactionConfig) -> str | None:
+    """Why (nearly) every message compacts, when the protected head leaves the replay no room;
+    else None.
+
+    When the head alone, or the head plus a full tail, passes the trigger, the
+    context passes it again right after each compaction: the session compacts
+    before each model call and its points measure the window more than the
+    policy. A job says so once per file; a head that is merely big says nothing.
     """
-    counts = transcript.message_tokens[: config.head_messages]
+    counts = transcript.message_tokens[: protected_head_end(transcript.messages, config)]
     tokens, trigger = sum(counts), config.context_window * config.trigger_ratio
-    if tokens <= trigger:
+    with_tail = tokens + config.tail_tokens
+    if with_tail <= trigger:
         return None
+    size = f"({len(counts)} message(s), {tokens:,} tokens; "
+    size += f"compaction.head_messages={config.head_messages})"
+    setting = (
+        f"the compaction trigger ({trigger:,.0f} tokens = compaction.context_window "
+        f"{config.context_window:,} x trigger_ratio {config.trigger_ratio:g})"
+    )
+    if tokens > trigger:
+        why, need = f"the protected head alone {size} passes {setting}", tokens
+    else:
+        why = f"the protected head {size} plus compaction.tail_tokens={config.tail_tokens:,} "
+        why += f"passes {setting}"
+        need = with_tail
+    often = "every" if tokens > trigger else "nearly every"
     return (
-        f"the protected head alone ({len(counts)} message(s), {tokens:,} tokens) passes the "
-        f"compaction trigger ({trigger:,.0f} tokens = compaction.context_window "
-        f"{config.context_window:,} x trigger_ratio {config.trigger_ratio:g}), so it compacts "
-        "at every message; raise compaction.context_window above "
-        f"{math.ceil(tokens / config.trigger_ratio):,} or lower compaction.head_messages"
+        f"{why}, so it compacts at {often} message; raise compaction.context_window above "
+        f"{math.ceil(need / config.trigger_ratio):,}"
+        + ("" if tokens > trigger else " or lower compaction.tail_tokens")
+        + " or set a smaller compaction.head_messages"
     )
 
 
@@ -97,7 +145,7 @@ def find_points(transcript: Transcript, config: CompactionConfig) -> list[Compac
     message the previous point did not)."""
     counts = transcript.message_tokens
     trigger = config.context_window * config.trigger_ratio
-    head_end = min(config.head_messages, len(counts))
+    head_end = protected_head_end(transcript.messages, config)
     head_tokens = sum(counts[:head_end])
     points: list[CompactionPoint] = []
     live = head_tokens  # tokens in the live context
@@ -151,14 +199,15 @@ def _tail_start(
     return start
 
 
-def split_live(live: list[Message], config: CompactionConfig) -> Segments:
+def split_live(live: list[Message], config: CompactionConfig, head_end: int) -> Segments:
     """Head, region and tail of a live context (iterative replay).
 
     The live context is the previous compaction's output plus the messages
     since, so the region holds the earlier summary (or index, or masked turns)
-    rather than the raw history it replaced.
+    rather than the raw history it replaced. Policies keep the head as is, so
+    it is the session's head (``head_end`` messages, as at the point).
     """
-    head_end = min(config.head_messages, len(live))
+    head_end = min(head_end, len(live))
     counts = [m.tokens for m in live]
     tail_start = _tail_start(live, counts, head_end, len(live), config.tail_tokens)
     return Segments(

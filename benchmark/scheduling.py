@@ -63,7 +63,7 @@ def compact_point(
     if previous is not None and config.compaction.replay == "iterative":
         last, kept = previous
         live = [*kept, *transcript.messages[last.end : point.end]]
-        context = compact(policy, split_live(live, config.compaction))
+        context = compact(policy, split_live(live, config.compaction, point.head_end))
     else:
         context = compact(policy, segments(transcript, point))
     log.info(

@@ -60,7 +60,7 @@ def render(report: dict[str, Any], console: Console, probes: bool) -> None:
     console.print(
         f"compaction: trigger {comp['trigger']:,.0f} tokens (context_window "
         f"{comp['context_window']:,} x trigger_ratio {comp['trigger_ratio']:g}), "
-        f"head {comp['head_messages']} messages, tail {comp['tail_tokens']:,} tokens, "
+        f"head {_head(comp)}, tail {comp['tail_tokens']:,} tokens, "
         f"points={comp['points']}"
     )
     if report["head_warning"]:
@@ -153,3 +153,10 @@ def render_review(sample: list[dict[str, Any]], console: Console) -> None:
                 console.print(f"  | {escape(line)}", style="dim", soft_wrap=True)
         console.print("judge: right / wrong (why)")
     console.print(f"{len(sample)} probe(s) to review")
+
+
+def _head(comp: dict[str, Any]) -> str:
+    """The protected head as configured, and what ``auto`` made of this file."""
+    if comp["head_messages"] == "auto":
+        return f"auto ({comp['head_end']} messages: prelude + first request)"
+    return f"{comp['head_messages']} messages"

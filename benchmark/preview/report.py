@@ -9,7 +9,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, get_args
 
-from benchmark.compaction import CompactionConfig, find_points, head_warning
+from benchmark.compaction import (
+    CompactionConfig,
+    find_points,
+    head_warning,
+    protected_head_end,
+)
 from benchmark.config import BenchmarkConfig
 from benchmark.probe.extract import generate_probes, why_no_probes
 from benchmark.probe.models import PROBE_TYPES, Probe
@@ -102,7 +107,11 @@ def preview_file(
         "warnings": [redactor.text(w) for w in item.warnings],
         "notes": [redactor.text(n) for n in item.notes],
         "redactions": redactions,
-        "compaction": {**comp.model_dump(), "trigger": comp.context_window * comp.trigger_ratio},
+        "compaction": {
+            **comp.model_dump(),
+            "trigger": comp.context_window * comp.trigger_ratio,
+            "head_end": protected_head_end(t.messages, comp),
+        },
         "probe_types": types,
         "probe_writer_ignored": config.probe.writer is not None,  # offline extractor used
         "points": point_reports,
@@ -138,11 +147,16 @@ def _suggestion(t: Transcript, comp: CompactionConfig) -> str | None:
     """The first of a few override sets that gives at least one point, checked by replaying."""
     ratio = comp.trigger_ratio
     window = _round_down(t.total_tokens / ratio / 2)
+    head = sum(t.message_tokens[: protected_head_end(t.messages, comp)])
+    roomy = _round_down((head + t.total_tokens) / 2 / ratio)  # trigger halfway past the head
+    roomy_tail = _round_down(max(roomy * ratio - head, 1) / 4)
     candidates = [
         {"tail_tokens": _round_down(comp.context_window * ratio / 4)},
         {"context_window": window, "tail_tokens": min(comp.tail_tokens, int(window * ratio / 4))},
         {"context_window": window, "tail_tokens": 0},
+        {"context_window": roomy, "tail_tokens": min(comp.tail_tokens, roomy_tail)},
     ]
+    found = []
     for update in candidates:
         changed = {k: v for k, v in update.items() if getattr(comp, k) != v}
         if not changed:
@@ -152,8 +166,12 @@ def _suggestion(t: Transcript, comp: CompactionConfig) -> str | None:
         except ValueError:
             continue
         if find_points(t, trial):
-            return " ".join(f"compaction.{k}={v}" for k, v in changed.items())
-    return None
+            found.append((head_warning(t, trial) is not None, changed))
+    if not found:
+        return None
+    # A window the protected head fills compacts at every message: offered only as a last resort.
+    _, changed = min(found, key=lambda f: f[0])
+    return " ".join(f"compaction.{k}={v}" for k, v in changed.items())
 
 
 def _round_down(value: float) -> int:

@@ -14,6 +14,7 @@ from benchmark.probe.models import Evidence, Fact, ProbeType
 from benchmark.probe.runs import TestRun, test_runs
 from benchmark.probe.text import MAX_FACT, clip, quote_around
 from benchmark.transcript.models import Transcript
+from benchmark.transcript.prelude import prelude_end
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,11 @@ class View:
     up to ``end`` (the tail) are visible only to learn the state at the point.
     Nothing before ``start`` is ever read, and a summary already in the log
     (``Message.summary``) is seen empty: it is lossy, so no question, gold or
-    evidence ever comes from it. This is the one place that filter lives: every
-    extractor and the LLM writer read messages through a view.
+    evidence ever comes from it; so is the session's prelude (system prompt,
+    harness-injected AGENTS.md, environment, caveats) when the region holds it
+    (``compaction.head_messages`` set to a number): it is not the session's
+    work. This is the one place that filter lives: every extractor and the LLM
+    writer read messages through a view.
     """
 
     transcript: Transcript
@@ -67,7 +71,7 @@ class View:
     def of(cls, transcript: Transcript, point: CompactionPoint) -> View:
         end = min(point.end, len(transcript.messages))
         stop = min(point.tail_start, end)
-        transcript = without_summaries(transcript)
+        transcript = without_prelude(without_summaries(transcript), point.head_end)
         msgs = transcript.messages
         texts = {i: msgs[i].render() for i in range(point.head_end, end)}
         return cls(transcript, point.head_end, stop, end, texts)
@@ -139,5 +143,18 @@ def without_summaries(transcript: Transcript) -> Transcript:
         return transcript
     messages = [
         m.model_copy(update={"content": ""}) if m.summary else m for m in transcript.messages
+    ]
+    return transcript.model_copy(update={"messages": messages})
+
+
+def without_prelude(transcript: Transcript, start: int) -> Transcript:
+    """``transcript`` with the content of its prelude messages from ``start`` on emptied
+    (message indices unchanged); the transcript itself when the prelude ends before."""
+    end = prelude_end(transcript.messages)
+    if end <= start:
+        return transcript
+    messages = [
+        m.model_copy(update={"content": ""}) if start <= i < end else m
+        for i, m in enumerate(transcript.messages)
     ]
     return transcript.model_copy(update={"messages": messages})
