@@ -284,3 +284,22 @@ def codex_2026(folder: Path, filler: int = 0) -> Path:
     records += [_item(p, n + 1) for n, p in enumerate(items)]
     name = "rollout-2026-03-04T08-00-00-019a8c1e-7b2d-7f00-9e3a-5c4d3b2a1f00.jsonl"
     return _write(folder / name, records)
+
+
+def whole_region_probes(transcript) -> list:
+    """Probes of one point whose region is all of ``transcript`` but its first and last
+    message: what the importer's reading of a log yields as questions and gold."""
+    from benchmark.compaction import CompactionPoint
+    from benchmark.probe.config import ProbeConfig
+    from benchmark.probe.extract import generate_probes
+
+    n = len(transcript.messages)
+    point = CompactionPoint(
+        transcript_id=transcript.id,
+        ordinal=0,
+        head_end=1,
+        tail_start=n - 1,
+        end=n,
+        tokens_before=transcript.total_tokens,
+    )
+    return generate_probes(transcript, point, ProbeConfig(per_type=20))

@@ -4,15 +4,19 @@ the activity read from the log, nor in any probe's question or gold."""
 from __future__ import annotations
 
 import pytest
-from real_shapes import REJECTED, WIN_APP, WIN_CONFIG, claude_code_windows, codex_2026
+from real_shapes import (
+    REJECTED,
+    WIN_APP,
+    WIN_CONFIG,
+    claude_code_windows,
+    codex_2026,
+    whole_region_probes,
+)
 
 from benchmark.activity.actions import extract
 from benchmark.activity.declined import declined
 from benchmark.activity.files import file_statuses
 from benchmark.activity.operations import file_ops
-from benchmark.compaction import CompactionPoint
-from benchmark.probe.config import ProbeConfig
-from benchmark.probe.extract import generate_probes
 from benchmark.transcript.formats import import_file
 
 
@@ -52,15 +56,7 @@ def _all(path):
     n = len(transcript.messages)
     texts = {i: m.render() for i, m in enumerate(transcript.messages)}
     ops = file_ops(extract(transcript.messages, texts, 0, n), texts)
-    point = CompactionPoint(
-        transcript_id=transcript.id,
-        ordinal=0,
-        head_end=1,
-        tail_start=n - 1,
-        end=n,
-        tokens_before=transcript.total_tokens,
-    )
-    return ops, generate_probes(transcript, point, ProbeConfig(per_type=20))
+    return ops, whole_region_probes(transcript)
 
 
 def _asked_and_gold(probes) -> str:

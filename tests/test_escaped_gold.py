@@ -5,29 +5,17 @@ from __future__ import annotations
 
 import json
 
-from real_shapes import WIN_APP, WIN_CONFIG, claude_code_windows
+from real_shapes import WIN_APP, WIN_CONFIG, claude_code_windows, whole_region_probes
 
 from benchmark.activity.files import PathKeys
-from benchmark.compaction import CompactionPoint
 from benchmark.judge.matching import exact_match
-from benchmark.probe.config import ProbeConfig
-from benchmark.probe.extract import generate_probes
 from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import FunctionCall
 
 
 def _probes(tmp_path):
     transcript = import_file(claude_code_windows(tmp_path)).transcript
-    n = len(transcript.messages)
-    point = CompactionPoint(
-        transcript_id=transcript.id,
-        ordinal=0,
-        head_end=1,
-        tail_start=n - 1,
-        end=n,
-        tokens_before=transcript.total_tokens,
-    )
-    return transcript, generate_probes(transcript, point, ProbeConfig(per_type=20))
+    return transcript, whole_region_probes(transcript)
 
 
 def test_windows_paths_in_gold_and_questions_have_single_backslashes(tmp_path):
