@@ -23,7 +23,7 @@ import hydra
 from hydra.errors import CompactHydraException, HydraException
 from omegaconf import DictConfig
 
-from benchmark.errors import JobFailed, UserError
+from benchmark.errors import JobFailed, UserError, one_line, print_error
 
 if TYPE_CHECKING:
     from benchmark.config import BenchmarkConfig
@@ -48,11 +48,11 @@ def hydra_main(cfg: DictConfig) -> float | None:
         if _in_sweep():
             # Not sys.exit: in a joblib worker or a submitit job that is a crash, not a
             # failed job. Hydra prints a compact exception as its message, no traceback.
-            raise CompactHydraException(f"error: {exc}") from None
-        print(f"error: {exc}", file=sys.stderr)
+            raise CompactHydraException(f"error: {one_line(str(exc))}") from None
+        print_error(exc)
         sys.exit(2)
     except JobFailed as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         if not _in_sweep():  # in a sweep the other jobs go on; this one is logged
             sys.exit(1)
         return None
@@ -212,7 +212,7 @@ def _main() -> None:
         check_options(sys.argv[1:])
         check_output_overrides(sys.argv[1:])
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         sys.exit(2)
     if os.environ.get("HYDRA_FULL_ERROR"):  # the user asked for Hydra's own tracebacks
         hydra_main()
@@ -232,7 +232,7 @@ def _main() -> None:
                 raise
             print(str(exc).strip(), file=sys.stderr)  # e.g. a sweep's failed job, reported
             sys.exit(1)
-        print(f"error: {message}", file=sys.stderr)
+        print_error(message)
         sys.exit(2)
     finally:
         os.environ.pop("HYDRA_FULL_ERROR", None)

@@ -17,7 +17,7 @@ from typing import NoReturn
 from rich.console import Console
 from rich.table import Table
 
-from benchmark.errors import UserError
+from benchmark.errors import UserError, print_error
 from benchmark.llm.reply_cache import CacheCorruptError, CacheStats, ResponseCache
 from benchmark.llm.reply_cache import cache_files as reply_store_files
 from benchmark.storage import DEFAULT_DIR, PROBE_DIR, SESSION_DIR, entries
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         (info if args.action == "info" else clear)(folder, console)
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     return 0
 

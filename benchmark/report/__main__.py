@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchmark.errors import UserError
+from benchmark.errors import UserError, print_error
 from benchmark.probe.models import PROBE_TYPES
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         client = client_for(args.tracking_uri, args.store_dir)
         from mlflow.exceptions import MlflowException  # after the store check: a slow import
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     try:
         selection = select(client, args.target, args.experiment)
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             ui_url=args.ui_url or _ui_url(args.tracking_uri, args.store_dir),
         )
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     except MlflowException as exc:
         print(f"error: MLflow: {str(exc).splitlines()[0]}", file=sys.stderr)

@@ -19,6 +19,7 @@ from types import FrameType
 
 from pydantic import ValidationError
 
+from benchmark.errors import print_error
 from benchmark.stub.faults import FAULT_KINDS, FaultMix
 from benchmark.stub.local import LocalMode
 from benchmark.stub.scripted import judge_criteria, scripted_reply
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --{flag}: {first['msg']}", file=sys.stderr)
         return 2
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(exc)
         return 2
     stop = threading.Event()
 
