@@ -26,7 +26,7 @@ from benchmark.probe.recall import recall_candidates
 from benchmark.transcript.models import Transcript
 
 # Bump when extraction changes what it produces: it keys the probe cache.
-EXTRACTOR_VERSION = "11"
+EXTRACTOR_VERSION = "12"
 
 EXTRACTORS: dict[ProbeType, Callable[[View], list[Candidate]]] = {
     "recall": recall_candidates,

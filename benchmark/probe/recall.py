@@ -100,8 +100,20 @@ def _unknown_session(action: Action) -> bool:
 
 
 def _command_name(view: View, command: str, limit: int = 100) -> tuple[str, str]:
+    """``command_name``, and where no slice of ``command`` is its own (three ``edit
+    287:295`` calls, each line of the first held by a later one), the cue says which of the
+    commands sharing the quote it is, in the order they ran."""
     others = [a.command for a in view.actions if a.command is not None]
-    return command_name(command, others, limit)
+    cue, quote = command_name(command, others, limit)
+    sharing = list(dict.fromkeys(c.strip() for c in others if quote in c))
+    if len(sharing) > 1 and command.strip() in sharing:
+        place = sharing.index(command.strip())
+        nth = _ORDINALS[place] if place < len(_ORDINALS) else f"{place + 1}th"
+        cue = f"the {nth} of the {len(sharing)} different commands quoted as {cue}"
+    return cue, quote
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 
 
 def _errors(view: View) -> Iterator[Candidate]:

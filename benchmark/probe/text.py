@@ -22,6 +22,9 @@ MAX_QUOTE = 240
 
 _FENCE = re.compile(r"```[^\n]*\n.*?(?:```|\Z)", re.S)
 _BULLET = re.compile(r"^\s*(?:[-*+>]|\d+[.)]|#{1,6})\s+")
+# The label an agent scaffold puts before its reasoning (SWE-agent's and mini-swe-agent's
+# ``THOUGHT:``, ``DISCUSSION``): a protocol word, not part of what the agent said.
+_LABEL = re.compile(r"^(?:THOUGHT|DISCUSSION)\b\s*:?\s*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")
 _EDGE = " \t\r\n,;:.!?"
 
@@ -166,7 +169,7 @@ def prose_lines(content: str) -> Iterator[str]:
     for chunk in prose(content):
         for line in chunk.splitlines():
             body = line[_BULLET.match(line).end() :] if _BULLET.match(line) else line
-            body = body.strip()
+            body = _LABEL.sub("", body.strip())
             if body:
                 yield body
 
