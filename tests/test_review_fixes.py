@@ -70,3 +70,29 @@ def test_a_scaffold_label_is_not_part_of_a_rationale(tmp_path: Path) -> None:
     facts = [f.text for p in probes if p.type == "decision" for f in p.gold.facts]
     assert facts, [p.question for p in probes]
     assert all(not f.startswith("THOUGHT") for f in facts), facts
+
+
+def test_a_change_followed_by_a_new_request_is_not_in_progress(tmp_path: Path) -> None:
+    messages = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Fix the crash on empty accounts and add a test."},
+        call_message("c1", "write_file", {"path": "tests/test_empty.py", "content": "x = 1\n"}),
+        result_message("c1", "Wrote tests/test_empty.py (1 line)."),
+        call_message("c2", "bash", {"command": "python -m pytest tests -q"}),
+        result_message("c2", "3 passed in 0.3s"),
+        {"role": "user", "content": "Good. Please also document the empty date column."},
+        call_message("c3", "read_file", {"path": "docs/export.md"}, "Reading the docs first."),
+        result_message("c3", "# Export\n"),
+        {"role": "assistant", "content": "Next I document it."},
+    ]
+    path = tmp_path / "moved_on.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    probes = whole_region_probes(import_file(path).transcript)
+    asked = [p.question for p in probes]
+    assert not any("middle of changing" in q for q in asked), asked
+    # without the new request, the same change is the one in progress
+    del messages[6]
+    path.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    probes = whole_region_probes(import_file(path).transcript)
+    current = [p for p in probes if "middle of changing" in p.question]
+    assert [f.text for f in current[0].gold.facts][0] == "tests/test_empty.py"

@@ -296,7 +296,7 @@ def _current(view: View) -> Iterator[Candidate]:
         if found:
             intent = (i, clip(found[-1]))
             break
-    if last_op is None:
+    if last_op is None or _asked_since(view, last_op.index):
         return
     facts = [Fact(kind="identifier", text=last_op.path)]
     evidence = [view.evidence(last_op.index, last_op.path)]
@@ -317,4 +317,14 @@ def _current(view: View) -> Iterator[Candidate]:
         evidence=tuple(e for e in evidence if e is not None),
         anchor=max([last_op.index] + ([intent[0]] if intent else [])),
         priority=True,
+    )
+
+
+def _asked_since(view: View, index: int) -> bool:
+    """Whether the user spoke after message ``index`` in the region: a new request (or a
+    correction) means the change at ``index`` was finished or dropped, not in progress."""
+    observations = {a.result_index for a in view.actions}
+    return any(
+        view.transcript.messages[i].role == "user" and i not in observations
+        for i in range(index + 1, view.stop)
     )
