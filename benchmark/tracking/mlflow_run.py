@@ -158,7 +158,8 @@ def _log_values(run_id: str, record: RunRecord, sweep: SweepInfo | None) -> None
     tags = {**record.tags, **sweep_tags(sweep)}
     policy = record.tags.get("policy")
     tags[RUN_COLOR_TAG] = sweep.colour(policy) if sweep is not None else stable_colour(policy or "")
-    shown = overall_ci_text(record.metrics)
+    # From the values as logged, so the tag reads exactly as the metric columns beside it.
+    shown = overall_ci_text({m.key: m.value for m in metrics})
     if shown is not None:
         tags[OVERALL_CI_TAG] = shown
     MlflowClient().log_batch(
