@@ -163,12 +163,15 @@ def _ended(
 ) -> interrupt.Stopped:
     """A signal before the job's record was logged: its run, open since the job's start
     (or opening), is ended KILLED with what it holds; the line says so and where."""
+    from benchmark.tracking.logger_process import TrackingChild
     from benchmark.tracking.mlflow_store import store_uri
     from benchmark.tracking.run_end import end_active_run
 
     run_id = child.end("KILLED") if child is not None else None
     if run_id is not None:
         where = f"run {run_id} logged as KILLED in {store_uri(config.tracking)}"
+    elif isinstance(child, TrackingChild) and child.ending:  # still opening the store
+        where = f"the run is ended as KILLED in {store_uri(config.tracking)} by process {child.pid}"
     else:  # no child, or it had not opened the run: one opened here is ended here
         where = end_active_run("KILLED") or "nothing was logged"
     return interrupt.Stopped(interrupt.line(None, where, doing))

@@ -72,6 +72,7 @@ class TrackingChild:
         self._start = {"prepare": True, "start_ms": start_ms, "name": name}
         self._status: dict[str, Any] | None = None
         self._prepared = False
+        self.ending = False  # ``end`` left the child ending the run (a store slow to open)
         self._proc = subprocess.Popen(
             [sys.executable, "-m", WORKER],
             stdin=subprocess.PIPE,
@@ -114,6 +115,11 @@ class TrackingChild:
             raise UserError(self._status["error"])
 
     @property
+    def pid(self) -> int:
+        """The child's process id, for lines that say what is left to it."""
+        return self._proc.pid
+
+    @property
     def run_id(self) -> str | None:
         """The run opened at the job's start, once ``ready`` has seen it (None before)."""
         return None if self._status is None else self._status.get("run_id")
@@ -150,6 +156,7 @@ class TrackingChild:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=END_TIMEOUT_S)
             ended = self._ended(status)
+            self.ending = self._proc.poll() is None  # still opening the store: it goes on
         self.close()
         return ended
 
