@@ -6,24 +6,30 @@ returns one run record; ``benchmark.tracking.log_run`` logs it to MLflow.
 User errors (bad option, bad value, malformed transcript) end in one line on
 stderr and exit code 2, never a traceback. In a sweep (``-m``) a job's user error
 fails that job; Hydra reports it after the batch as the job's overrides plus the
-same one line, and exits 1. Ctrl-C ends the job (and a sweep) in one line with exit
-code 130, its run logged as KILLED with the probes finished so far (``benchmark.interrupt``).
+same one line, and exits 1. Ctrl-C, SIGTERM or SIGHUP end the job (and a sweep) in one
+line with exit code 128 + the signal (130, 143, 129), its run logged as KILLED with the
+probes finished so far (``benchmark.interrupt``).
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import sys
-import time
-from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from benchmark import interrupt
 
-import hydra
-from hydra.errors import CompactHydraException, HydraException
-from omegaconf import DictConfig
+if __name__ == "__main__":  # a signal while the modules below load: one line, not a traceback
+    interrupt.on_startup()
 
-from benchmark.errors import JobFailed, UserError, one_line, print_error
+import logging  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import TYPE_CHECKING, NoReturn  # noqa: E402
+
+import hydra  # noqa: E402
+from hydra.errors import CompactHydraException, HydraException  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
+
+from benchmark.errors import JobFailed, UserError, one_line, print_error  # noqa: E402
 
 if TYPE_CHECKING:
     from benchmark.config import BenchmarkConfig
@@ -59,14 +65,20 @@ def hydra_main(cfg: DictConfig) -> float | None:
 
 
 def _interrupted(exc: KeyboardInterrupt) -> NoReturn:
-    """Print the interrupt's one line (see ``benchmark.interrupt``) and exit 130."""
-    from benchmark import interrupt
+    """Print the interrupt's one line (see ``benchmark.interrupt``) and exit 128 + signal.
+    A run still open in this process is ended KILLED here (MLflow's exit handler would
+    end it FINISHED), and the line names it."""
+    from benchmark.tracking.run_end import end_active_run
 
-    message = exc.args[0] if isinstance(exc, interrupt.Stopped) else interrupt.line()
+    if isinstance(exc, interrupt.Stopped):
+        message = exc.args[0]
+        end_active_run("KILLED")
+    else:
+        message = interrupt.line(None, end_active_run("KILLED"))
     sys.stdout.flush()
-    print(message, file=sys.stderr, flush=True)
+    print_error(message)
     interrupt.exiting()
-    sys.exit(interrupt.EXIT_CODE)
+    sys.exit(interrupt.exit_code())
 
 
 def _in_sweep() -> bool:
@@ -123,23 +135,46 @@ def run(cfg: DictConfig) -> float | None:
             child = InProcessRun(config.tracking, started, name, sweep)
         try:
             record, outcome = job(config, resolved, child)
-        except BaseException as exc:
+        except KeyboardInterrupt:
+            raise _ended(child, config, "") from None
+        except BaseException:
             if child is not None:  # its run, open since the start, ends now
-                child.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+                child.end("FAILED")
             raise
     try:
         where = _log(record, config, started, child) if config.tracking.enabled else None
+    except KeyboardInterrupt as exc:  # before the logging proper (the store being opened)
+        if isinstance(exc, interrupt.Stopped):
+            raise
+        raise _ended(child, config, " while logging") from None
     finally:
         if child is not None:
             child.close()
     if outcome.interrupted is not None:
-        from benchmark import interrupt
-
         where = f"run {where}" if where else "nothing was logged (tracking is disabled)"
         raise interrupt.Stopped(interrupt.line(outcome.interrupted, where))
     if outcome.failure is not None:
         raise JobFailed(outcome.failure)
     return outcome.objective
+
+
+def _ended(
+    child: TrackingChild | InProcessRun | None, config: BenchmarkConfig, doing: str
+) -> interrupt.Stopped:
+    """A signal before the job's record was logged: its run, open since the job's start
+    (or opening), is ended KILLED with what it holds; the line says so and where."""
+    from benchmark.tracking.logger_process import TrackingChild
+    from benchmark.tracking.mlflow_store import store_uri
+    from benchmark.tracking.run_end import end_active_run
+
+    run_id = child.end("KILLED") if child is not None else None
+    if run_id is not None:
+        where = f"run {run_id} logged as KILLED in {store_uri(config.tracking)}"
+    elif isinstance(child, TrackingChild) and child.ending:  # still opening the store
+        where = f"the run is ended as KILLED in {store_uri(config.tracking)} by process {child.pid}"
+    else:  # no child, or it had not opened the run: one opened here is ended here
+        where = end_active_run("KILLED") or "nothing was logged"
+    return interrupt.Stopped(interrupt.line(None, where, doing))
 
 
 def _log(
@@ -149,7 +184,7 @@ def _log(
     child: TrackingChild | InProcessRun | None = None,
 ) -> str:
     """``tracking.log_run`` (in ``child`` when there is one); returns ``<run id> logged as
-    <status> in <store>``. Ctrl-C while logging ends in one line naming the KILLED run."""
+    <status> in <store>``. A signal while logging ends in one line naming the KILLED run."""
     from benchmark.interrupt import LoggingInterrupted, Stopped
     from benchmark.tracking.mlflow_store import store_uri
 
@@ -162,7 +197,7 @@ def _log(
             run_id = log_run(record, config.tracking, _sweep_info(), start_ms=started)
     except LoggingInterrupted as stop:
         raise Stopped(
-            f"error: interrupted (Ctrl-C) while logging; run {stop.run_id} logged as "
+            f"error: interrupted ({interrupt.label()}) while logging; run {stop.run_id} logged as "
             f"KILLED in {store_uri(config.tracking)} with what was logged so far"
         ) from None
     log.info("MLflow run %s in %s", run_id, store_uri(config.tracking))
@@ -201,10 +236,14 @@ def check_options(argv: list[str]) -> None:
 
 
 def main() -> None:
+    previous = interrupt.install()
     try:
         _main()
     except KeyboardInterrupt as exc:  # outside a job: composing, a sweep between jobs
         _interrupted(exc)
+    finally:
+        if interrupt.received() is None:  # an in-process caller gets its handlers back
+            interrupt.restore(previous)
 
 
 def _main() -> None:

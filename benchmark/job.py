@@ -62,9 +62,8 @@ def job(
     except interrupt.JobInterrupted as stop:
         partial = stop.result
         quiet = Console(file=io.StringIO(), width=160)  # the partial table goes to the run only
-        card = "INTERRUPTED (Ctrl-C): the probes finished before it\n" + scorecard.render(
-            partial, quiet
-        )
+        card = f"INTERRUPTED ({interrupt.label()}): the probes finished before it\n"
+        card += scorecard.render(partial, quiet)
         record = job_record(config, resolved, partial, card, files)
         return record.keeping(temporary), Outcome(interrupted=partial)
     finally:

@@ -75,7 +75,7 @@ def run_job(
     try:
         job.run()
     except KeyboardInterrupt:
-        interrupt.arm_second("nothing was logged")  # a second Ctrl-C now ends at once
+        interrupt.arm_second()  # a second signal now ends at once
         raise JobInterrupted(job.stop()) from None
     finally:
         close_all()

@@ -148,12 +148,13 @@ def test_end_of_input_without_a_record_ends_the_child_cleanly(tmp_path):
     assert reply["ready"] is True and reply["experiment_id"]
     assert "Traceback" not in ready.stderr
     assert (tmp_path / "mlruns" / "mlflow.db").is_file()  # a fresh store, made and left whole
-    # The run opened at the job's start is not left RUNNING when no record comes.
+    # The run opened at the job's start is not left RUNNING when no record comes: its
+    # input ending unannounced means the job was killed.
     from mlflow import MlflowClient
 
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
-    assert ended == {"ended": "FAILED"}
-    assert client.get_run(reply["run_id"]).info.status == "FAILED"
+    assert ended == {"ended": "KILLED", "run_id": reply["run_id"]}
+    assert client.get_run(reply["run_id"]).info.status == "KILLED"
 
 
 def test_the_child_is_used_for_a_single_job_only():

@@ -31,7 +31,8 @@ class InProcessRun:
         if self.run_id is not None:
             return
         from benchmark.tracking.mlflow_run import open_run
-        from benchmark.tracking.mlflow_store import prepare_tracking
+        from benchmark.tracking.mlflow_store import prepare_tracking, store_uri
+        from benchmark.tracking.run_end import hold
         from benchmark.tracking.sweep_parent import PARENT_RUN_TAG, parent_run
 
         experiment_id = prepare_tracking(self.tracking)
@@ -40,6 +41,7 @@ class InProcessRun:
         self.parent = parent
         tags = {PARENT_RUN_TAG: parent} if parent is not None else None
         self.run_id = open_run(self.tracking, experiment_id, self.name, self.start_ms, tags)
+        hold(store_uri(self.tracking), self.run_id, parent)  # what a second signal leaves
 
     def ready(self) -> None:
         self.prepare()
@@ -50,16 +52,19 @@ class InProcessRun:
 
         return log_run(record, self.tracking, sweep, self.start_ms, opened=self.run_id)
 
-    def end(self, status: str) -> None:
-        """The job ends without a record: its open run ends as ``status``, not RUNNING."""
-        if self.run_id is not None:
+    def end(self, status: str) -> str | None:
+        """The job ends without a record: its open run ends as ``status``, not RUNNING;
+        its id (None: no run was open)."""
+        ended = self.run_id
+        if ended is not None:
             from benchmark.tracking.mlflow_run import end_open_run
             from benchmark.tracking.sweep_parent import end_parent
 
             end_open_run(status)
             self.run_id = None
             if self.parent is not None:  # the sweep's end moves to this job's
-                end_parent(self.parent)
+                end_parent(self.parent, "KILLED" if status == "KILLED" else "FINISHED")
+        return ended
 
     def close(self) -> None:
         """Nothing to stop: the run ends in ``log`` or ``end``."""

@@ -4,10 +4,13 @@
 JSON line) and imports MLflow; told to prepare (a second line, with the job's start and
 name), it runs ``prepare_tracking``, opens the job's run (RUNNING since the job's start)
 and answers whether the store is ready, then reads one record and logs it into that run
-with ``log_run``. Told to end instead, or at end of input (the job failed, or the parent
-went away), it ends the open run as told (FAILED) and exits; before the run is open, end
-of input ends it quietly. SIGINT is ignored but while
-logging, where it is the parent's forwarded Ctrl-C and ends the run as KILLED.
+with ``log_run``. Told to end instead (the job failed, or was stopped by a signal), it
+ends the open run as told and exits; at end of input (the parent went away, killed) it
+ends it KILLED; before the run is open, end of input ends it quietly. SIGINT, SIGTERM and
+SIGHUP are ignored (the parent decides; a store is never stopped halfway through its
+migration) but while logging, where they end the run as KILLED (SIGINT is the parent's
+forwarded Ctrl-C). Whatever way the child ends, a run it still holds ends KILLED, never
+FINISHED as MLflow's exit handler would have it.
 """
 
 from __future__ import annotations
@@ -54,10 +57,10 @@ def serve(inp: TextIO, out: TextIO) -> int:
     opened: list[str] = []
     code = _answer(out, lambda: _open(tracking, start, opened))
     line = inp.readline() if code == 0 else ""
-    message = json.loads(line) if line else {"end": "FAILED"}  # the parent went away
+    message = json.loads(line) if line else {"end": "KILLED"}  # the parent went away
     if "end" in message:  # the job failed or stopped before its record: no run stays RUNNING
         if opened:
-            _answer(out, lambda: _end(message["end"]))
+            _answer(out, lambda: _end(message["end"], opened[0]))
         return code
     from benchmark.run_record import RunRecord
     from benchmark.tracking.sweep import SweepInfo
@@ -77,11 +80,11 @@ def _open(tracking: TrackingConfig, start: dict[str, Any], opened: list[str]) ->
     return {"ready": True, "experiment_id": experiment_id, "run_id": opened[0]}
 
 
-def _end(status: str) -> dict[str, Any]:
+def _end(status: str, run_id: str) -> dict[str, Any]:
     from benchmark.tracking.mlflow_run import end_open_run
 
     end_open_run(status)
-    return {"ended": status}
+    return {"ended": status, "run_id": run_id}
 
 
 def _answer(out: TextIO, step: Callable[[], dict[str, Any]]) -> int:
@@ -106,7 +109,7 @@ def _log(
     ending it as KILLED."""
     from benchmark.tracking.mlflow_run import log_run
 
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _signals(_raise)
     try:
         run_id = log_run(record, tracking, sweep, opened=opened)
         import mlflow
@@ -118,11 +121,30 @@ def _log(
     except KeyboardInterrupt:
         return {"interrupted": None}
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _signals(signal.SIG_IGN)
+
+
+def _raise(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _signals(handler: Any) -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, handler)
+
+
+def _end_held() -> None:
+    """A run still active here (the parent went away mid-reply) ends KILLED."""
+    if "mlflow" in sys.modules:
+        import mlflow
+
+        with contextlib.suppress(Exception):
+            if mlflow.active_run() is not None:
+                mlflow.end_run("KILLED")
 
 
 def main() -> NoReturn:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _signals(signal.SIG_IGN)
     # The protocol keeps stdout to itself: whatever else prints goes to stderr.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
@@ -130,6 +152,7 @@ def main() -> NoReturn:
         code = serve(sys.stdin, out)
     except BrokenPipeError:
         code = 0  # the parent is gone
+    _end_held()
     # The answer is out. Tearing down MLflow's thousands of modules takes 0.6 s of CPU
     # that the job's own exit would otherwise wait for: run the exit handlers (MLflow's
     # temporary folders) and leave without it.

@@ -13,13 +13,15 @@ imports MLflow), then ``{"prepare": true, "start_ms": ms, "name": name}`` once t
 parts are built (the store is touched no earlier than in-process); the child opens the
 run there, RUNNING since the job's start, and answers ``{"ready": true, "run_id": id}``
 or ``{"error": line}``; a job that fails sends ``{"end": "FAILED"}`` (or its input just
-ends) and the child ends the run so; otherwise the parent sends
+ends: the parent is gone, and the child ends the run KILLED) and the child ends the run
+so; otherwise the parent sends
 ``{"record": ..., "sweep": ...}`` (redacted already, and through the pipe only, never
 argv or disk); the child answers
 ``{"run_id": id}``, ``{"error": line}``, ``{"interrupted": id}`` (Ctrl-C while logging,
 forwarded: the run ended KILLED) or ``{"crash": traceback}``. The child exits on end of
-input, so a parent that dies leaves no child waiting; it runs in its own session, so a
-Ctrl-C at the terminal reaches the parent only, which sends the KILLED record.
+input, so a parent that dies leaves no child waiting (and no run RUNNING); it runs in its
+own session, so a Ctrl-C at the terminal reaches the parent only, which sends the KILLED
+record or ``{"end": "KILLED"}``.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class TrackingChild:
         self._start = {"prepare": True, "start_ms": start_ms, "name": name}
         self._status: dict[str, Any] | None = None
         self._prepared = False
+        self.ending = False  # ``end`` left the child ending the run (a store slow to open)
         self._proc = subprocess.Popen(
             [sys.executable, "-m", WORKER],
             stdin=subprocess.PIPE,
@@ -85,19 +88,36 @@ class TrackingChild:
         background: call it once the job is sure to run. What can be told without MLflow
         is checked here first: a plainly broken store is one line before any work."""
         if not self._prepared:
-            from benchmark.tracking.mlflow_store import check_tracking
+            from benchmark.tracking.mlflow_store import check_tracking, store_uri
 
             check_tracking(self.tracking)
             self._prepared = True
             self._send(self._start)
+            # From here the child holds a run; this process gone, it ends it KILLED.
+            interrupt.set_note(
+                f"the run is ended as KILLED in {store_uri(self.tracking)} by process "
+                f"{self._proc.pid}"
+            )
 
     def ready(self) -> None:
         """Wait until the store is ready; a store that cannot be used is a one-line UserError."""
         self.prepare()
         if self._status is None:
             self._status = self._receive("preparing the tracking store")
+            if self.run_id is not None:
+                from benchmark.tracking.mlflow_store import store_uri
+
+                interrupt.set_note(
+                    f"run {self.run_id} in {store_uri(self.tracking)} is ended as KILLED by "
+                    f"process {self._proc.pid}"
+                )
         if "error" in self._status:
             raise UserError(self._status["error"])
+
+    @property
+    def pid(self) -> int:
+        """The child's process id, for lines that say what is left to it."""
+        return self._proc.pid
 
     @property
     def run_id(self) -> str | None:
@@ -125,14 +145,28 @@ class TrackingChild:
             raise UserError(reply["error"])
         return str(reply["run_id"])
 
-    def end(self, status: str) -> None:
-        """The job ends without a record (an error, Ctrl-C): the run opened at its start
-        ends as ``status`` rather than staying RUNNING; waits for that, then ``close``."""
+    def end(self, status: str) -> str | None:
+        """The job ends without a record (an error, a signal): the run opened at its start
+        (or being opened: a store is never stopped halfway) ends as ``status`` rather than
+        staying RUNNING; waits for that, then ``close``. The run's id, once ended (None:
+        no run was opened, or it is not ended yet)."""
+        ended = None
         if self._prepared and self._proc.poll() is None:
             self._send({"end": status})
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=END_TIMEOUT_S)
+            ended = self._ended(status)
+            self.ending = self._proc.poll() is None  # still opening the store: it goes on
         self.close()
+        return ended
+
+    def _ended(self, status: str) -> str | None:
+        """The id of the run the child reported ended as ``status``, read from its replies
+        once it has exited (it writes no more; a child still busy is not waited for)."""
+        if self._proc.poll() is None or self._proc.stdout is None:
+            return None
+        replies = [json.loads(line) for line in self._proc.stdout.read().splitlines() if line]
+        return next((r["run_id"] for r in replies if r.get("ended") == status), None)
 
     def close(self) -> None:
         """End the child: at end of input it exits. One that is opening a local store is
@@ -159,8 +193,8 @@ class TrackingChild:
         from benchmark.tracking.mlflow_store import store_uri
 
         interrupt.arm_second(
-            f"the run is still being logged to {store_uri(self.tracking)} "
-            f"by process {self._proc.pid}"
+            f"run {self.run_id} is still being logged as KILLED to "
+            f"{store_uri(self.tracking)} by process {self._proc.pid}"
         )
 
     def _send(self, message: dict[str, Any]) -> None:

@@ -57,22 +57,24 @@ def log_run(
         MlflowClient().update_run(run_id, name=name)
         for key, value in tags.items():
             MlflowClient().set_tag(run_id, key, value)
-    if record.status == "KILLED":  # a second Ctrl-C leaves at once: say what it leaves
-        _arm_second(tracking, run_id)
+    if record.status == "KILLED":  # a second signal leaves at once: say what it leaves
+        _arm_second(tracking, run_id, parent)
     try:
         _log_content(run_id, record, sweep)
         if tracking.trace_probes or (tracking.trace_llm and record.calls):
             log_traces(record, experiment_id, run_id, probes=tracking.trace_probes)
     except KeyboardInterrupt:
-        _arm_second(tracking, run_id)
+        _arm_second(tracking, run_id, parent)
         mlflow.end_run("KILLED")
+        if parent is not None:  # the sweep stops here
+            end_parent(parent, "KILLED")
         raise LoggingInterrupted(run_id) from None
     except BaseException:
         mlflow.end_run("FAILED")
         raise
     mlflow.end_run(record.status)
     if parent is not None:
-        end_parent(parent)
+        end_parent(parent, "KILLED" if record.status == "KILLED" else "FINISHED")
     return run_id
 
 
@@ -119,11 +121,13 @@ def job_run_name(
     return scrub_setting(sweep.run_name(policy or name))
 
 
-def _arm_second(tracking: TrackingConfig, run_id: str) -> None:
-    """What a second Ctrl-C while ``run_id`` is logged says it leaves behind."""
-    interrupt.arm_second(
-        f"run {run_id} in {store_uri(tracking)} is left RUNNING with what was logged so far"
-    )
+def _arm_second(tracking: TrackingConfig, run_id: str, parent: str | None = None) -> None:
+    """A second signal while ``run_id`` is logged leaves at once; a helper then ends the
+    run KILLED with what was logged so far (``run_end.hold``)."""
+    from benchmark.tracking.run_end import hold
+
+    interrupt.arm_second()
+    hold(store_uri(tracking), run_id, parent)
 
 
 def _log_content(run_id: str, record: RunRecord, sweep: SweepInfo | None) -> None:

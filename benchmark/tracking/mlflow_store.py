@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
+from benchmark import interrupt
 from benchmark.errors import UserError
 from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.store_check import DB_NAME, check_sqlite, open_store, preload, store_lock
@@ -86,7 +87,8 @@ def _prepare(store_dir: Path, experiment: str) -> str:
     store = store_dir.resolve()
     preload()
     with store_lock(store, store_dir):
-        open_store(tracking_uri(store), store / DB_NAME, store_dir / DB_NAME)
+        with interrupt.deferred():  # a signal waits for the migration: halfway, it is broken
+            open_store(tracking_uri(store), store / DB_NAME, store_dir / DB_NAME)
         mlflow.set_tracking_uri(tracking_uri(store))
         return _ensure_experiment(experiment, (store / "artifacts").as_uri())
 

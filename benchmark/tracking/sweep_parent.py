@@ -71,8 +71,9 @@ def _find_or_create(client: Any, experiment_id: str, sweep: SweepInfo) -> str:
     return first
 
 
-def end_parent(parent_id: str) -> None:
-    """Mark the parent finished as of now: the last job's end is the sweep's."""
+def end_parent(parent_id: str, status: str = "FINISHED") -> None:
+    """Mark the parent ended as of now: the last job's end is the sweep's. KILLED when a
+    signal stopped that job, and with it the sweep."""
     from mlflow import MlflowClient
 
-    MlflowClient().set_terminated(parent_id, "FINISHED")
+    MlflowClient().set_terminated(parent_id, status)
