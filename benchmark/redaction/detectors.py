@@ -163,6 +163,11 @@ def is_code(value: str) -> bool:
 
 
 _TOKEN = r"[A-Za-z0-9][A-Za-z0-9._~+/=-]"
+# Where a token-format key may start and end: not inside a longer run of letters and digits.
+# Not ``\b``: it counts ``_`` as part of a word, so ``run_ghp_...`` (a file name, an
+# identifier) would hide the key it holds; ``_``, ``-`` and ``.`` glued to a key delimit it.
+_START = r"(?<![A-Za-z0-9])"
+_END = r"(?![A-Za-z0-9])"
 # Env-style names whose last part says secret (DB_PASSWORD, GITHUB_TOKEN, X_KEY; not PWD).
 _ENV_NAME = (
     r"(?:[A-Z][A-Z0-9_]*_)?(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)"
@@ -201,37 +206,48 @@ BUILTIN: dict[str, Detector] = {
             hints=("private key",),
             lines=False,
         ),
-        Detector("anthropic_key", (_r(r"\bsk-ant-[A-Za-z0-9_-]{20,}"),), hints=("sk-ant-",)),
+        Detector(
+            "anthropic_key", (_r(rf"{_START}sk-ant-[A-Za-z0-9_-]{{20,}}"),), hints=("sk-ant-",)
+        ),
         Detector(
             "openai_key",
-            (_r(r"\bsk-(?!ant-)[A-Za-z0-9_-]{20,}", _after("sk-")),),
+            (_r(rf"{_START}sk-(?!ant-)[A-Za-z0-9_-]{{20,}}", _after("sk-")),),
             hints=("sk-",),
         ),
         Detector(
             "github_token",
-            (_r(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})"),),
+            (
+                _r(
+                    rf"{_START}(?:gh[pousr]_[A-Za-z0-9]{{36,251}}|github_pat_[A-Za-z0-9_]{{22,251}})"
+                ),
+            ),
             hints=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
         ),
-        Detector("slack_token", (_r(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),), hints=("xox",)),
-        Detector("google_api_key", (_r(r"\bAIza[0-9A-Za-z_-]{35}"),), hints=("aiza",)),
+        Detector("slack_token", (_r(rf"{_START}xox[abposr]-[A-Za-z0-9-]{{10,}}"),), hints=("xox",)),
+        Detector("google_api_key", (_r(rf"{_START}AIza[0-9A-Za-z_-]{{35}}"),), hints=("aiza",)),
         Detector(
             "stripe_key",
-            (_r(r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"),),
+            (_r(rf"{_START}[rs]k_(?:live|test)_[0-9A-Za-z]{{16,}}"),),
             hints=("k_live_", "k_test_"),
         ),
         Detector(
             "huggingface_token",
-            (_r(r"\bhf_[A-Za-z0-9]{30,}", lambda v: _has_classes(v, str.isupper, str.islower)),),
+            (
+                _r(
+                    rf"{_START}hf_[A-Za-z0-9]{{30,}}",
+                    lambda v: _has_classes(v, str.isupper, str.islower),
+                ),
+            ),
             hints=("hf_",),
         ),
         Detector(
             "aws_access_key_id",
-            (_r(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),),
+            (_r(rf"{_START}(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}{_END}"),),
             hints=("akia", "asia", "abia", "acca"),
         ),
         Detector(
             "jwt",
-            (_r(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"),),
+            (_r(rf"{_START}eyJ[A-Za-z0-9_-]{{10,}}\.eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]*"),),
             hints=("eyj",),
         ),
         Detector(

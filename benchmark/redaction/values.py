@@ -11,9 +11,10 @@ part (``https://<token>@host``), which no detector could recognise by shape.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from benchmark.redaction.detectors import PLACEHOLDER
 from benchmark.redaction.redactor import scrub
 
 REDACTED = "<redacted>"
@@ -44,6 +45,19 @@ def clip(text: str, limit: int, *, first_line: bool = False, key_names: Iterable
     if first_line:
         text = text.split("\n", 1)[0].rstrip("\r")
     return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
+
+
+def scrub_name(name: str, redact: Callable[[str], str] | None = None) -> str:
+    """A name taken from a file or folder (a transcript's id from its file's stem) with each
+    secret replaced by ``REDACTED-<type>``: the name reaches probe ids, folder and artifact
+    names, tables and the store, where a placeholder's ``[``, ``#`` and ``:`` do not belong
+    (``#`` starts a URI's fragment). ``redact``: the job's own redactor too (user patterns)."""
+    clean = scrub(name)
+    if redact is not None:
+        clean = redact(clean)
+    if clean == name:
+        return name
+    return PLACEHOLDER.sub(lambda m: "REDACTED-" + m[0][len("[REDACTED:") :].split("#")[0], clean)
 
 
 def strip_userinfo(text: str) -> str:
