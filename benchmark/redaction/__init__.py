@@ -9,7 +9,7 @@ cutting it, and ``redact_settings`` / ``scrub_setting`` also treat config values
 their key's name (``api_key``, a URL's user part). Configured by ``redaction.*``.
 """
 
-from benchmark.redaction.detectors import BUILTIN_NAMES, ENV_VALUE, PLACEHOLDER, compile_pattern
+from benchmark.redaction.detectors import BUILTIN_NAMES, ENV_VALUE, PLACEHOLDER
 from benchmark.redaction.redactor import (
     Redactor,
     build_redactor,
@@ -18,6 +18,7 @@ from benchmark.redaction.redactor import (
     redactor_for,
     scrub,
 )
+from benchmark.redaction.user_patterns import compile_pattern
 from benchmark.redaction.values import (
     REDACTED,
     SECRET_NAME,

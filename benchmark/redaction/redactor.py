@@ -36,10 +36,10 @@ from benchmark.redaction.detectors import (
     PLACEHOLDER,
     PLACEHOLDER_PREFIX,
     Detector,
-    compile_pattern,
     env_name_says_secret,
 )
 from benchmark.redaction.propagation import propagates, standalone_pattern
+from benchmark.redaction.user_patterns import compile_pattern
 from benchmark.storage import source_digest
 from benchmark.transcript.models import FunctionCall, Message, PlantedFact, ToolCall, Transcript
 
@@ -181,7 +181,7 @@ class Redactor:
             for rule in detector.rules:
                 found: list[tuple[int, int]] = []
                 for start, end in windows:
-                    for match in rule.pattern.finditer(text, start, end):
+                    for match in rule.finditer(text, start, end):
                         a, b = rule.secret_span(match)
                         secret = text[a:b]
                         if a == b or PLACEHOLDER_PREFIX in secret:
