@@ -66,9 +66,9 @@ def strip_userinfo(text: str) -> str:
     return _USERINFO.sub(USERINFO_PLACEHOLDER, text) if "://" in text else text
 
 
-def scrub_setting(text: str) -> str:
+def scrub_setting(text: str, key_names: Iterable[str] = ()) -> str:
     """A config value or command line: secret-named ``key=value`` values, URL user parts, and
-    whatever ``scrub`` finds."""
+    whatever ``scrub`` finds (with the values of the variables ``key_names`` too)."""
     if "=" in text:
 
         def value(match: re.Match[str]) -> str:
@@ -76,7 +76,7 @@ def scrub_setting(text: str) -> str:
             return f"{match.group('key')}={REDACTED}" if SECRET_NAME.search(name) else match[0]
 
         text = _ASSIGNMENT.sub(value, text)
-    return scrub(strip_userinfo(text))
+    return scrub(strip_userinfo(text), key_names)
 
 
 def redact_settings(data: Any) -> Any:
