@@ -34,27 +34,42 @@ _PACKAGE_FLAGS = ("--package", "-p")
 
 
 class _ScrubbedLines(io.TextIOBase):
-    """A text stream that writes each complete line to ``target`` scrubbed."""
+    """A text stream that writes each complete line to ``target`` scrubbed.
 
-    def __init__(self, target: TextIO, key_names: tuple[str, ...], leaf: bool) -> None:
+    A logging handler made while it stood in for ``sys.<name>`` (Hydra's, for ``--info`` or
+    the job's log) keeps it after ``release``: from then on it passes text through at once,
+    scrubbed, to whatever ``sys.<name>`` is now."""
+
+    def __init__(self, name: str, key_names: tuple[str, ...], leaf: bool) -> None:
         super().__init__()
-        self.target = target
+        self.name = name
+        self.target: TextIO = getattr(sys, name)
         self.key_names = key_names
         self.leaf = leaf  # the output is one secret-named value (``--cfg job -p x.api_key``)
+        self.released = False
         self._pending = ""
         self._block: int | None = None  # indent of a secret-named block scalar's key
+
+    def _current(self) -> TextIO:
+        if not self.released:
+            return self.target
+        stream = getattr(sys, self.name)
+        return self.target if stream is self else stream
 
     def writable(self) -> bool:
         return True
 
     def isatty(self) -> bool:
-        return self.target.isatty()
+        return self._current().isatty()
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
-        return getattr(self.target, "encoding", "utf-8")
+        return getattr(self._current(), "encoding", "utf-8")
 
     def write(self, text: str) -> int:
+        if self.released:
+            self._current().write(scrub_setting(text, self.key_names))
+            return len(text)
         self._pending += text
         *lines, self._pending = self._pending.split("\n")
         for line in lines:
@@ -62,14 +77,15 @@ class _ScrubbedLines(io.TextIOBase):
         return len(text)
 
     def flush(self) -> None:
-        self.target.flush()
+        self._current().flush()
 
     def finish(self) -> None:
-        """Write what is left (a last line without its newline)."""
+        """Write what is left (a last line without its newline); pass text through after."""
         if self._pending:
             self.target.write(self._line(self._pending))
             self._pending = ""
         self.target.flush()
+        self.released = True
 
     def _line(self, line: str) -> str:
         if self.leaf and line.strip() and not line.startswith("# @package"):
@@ -113,9 +129,8 @@ def scrubbed_output(argv: list[str]) -> Iterator[None]:
     names = tuple(sorted({m[1] for a in argv for m in _NAMED_VARIABLE.finditer(a)}))
     leaf = _leaf(argv)
     for name in ("stdout", "stderr"):
-        original = getattr(sys, name)
-        wrapper = _ScrubbedLines(original, names, leaf and name == "stdout")
-        _active.append((name, original, wrapper))
+        wrapper = _ScrubbedLines(name, names, leaf and name == "stdout")
+        _active.append((name, wrapper.target, wrapper))
         setattr(sys, name, wrapper)
     try:
         yield
