@@ -108,7 +108,9 @@ def run(cfg: DictConfig) -> float | None:
     """Validate, run the job or the audit, log its record, report. Returns the objective
     (what a sweeper optimizes)."""
     from benchmark import config as config_mod
+    from benchmark.redaction.console import release
 
+    release()  # the job scrubs what it prints (see _main)
     started = int(time.time() * 1000)  # the run's start: its Duration is the job's
     resolved = config_mod.resolve(cfg)
     config = config_mod.validate(resolved)
@@ -253,6 +255,15 @@ def _main() -> None:
     except UserError as exc:
         print_error(exc)
         sys.exit(2)
+    from benchmark.redaction.console import scrubbed_output
+
+    # Until a job starts, whatever Hydra prints (--cfg, --info, --help, an argument it
+    # echoes back) is scrubbed of secrets on its way out.
+    with scrubbed_output(sys.argv[1:]):
+        _hydra()
+
+
+def _hydra() -> None:
     if os.environ.get("HYDRA_FULL_ERROR"):  # the user asked for Hydra's own tracebacks
         hydra_main()
         return

@@ -5,13 +5,9 @@ from __future__ import annotations
 import re
 import sys
 
+from benchmark.user_error import UserError
 
-class UserError(Exception):
-    """Bad input from the user (config, transcript file, option).
-
-    The message must name the file, field or option at fault; ``__main__``
-    prints it on one line and exits non-zero.
-    """
+__all__ = ["JobFailed", "UserError", "one_line", "print_error"]
 
 
 class JobFailed(Exception):

@@ -9,7 +9,7 @@ cutting it, and ``redact_settings`` / ``scrub_setting`` also treat config values
 their key's name (``api_key``, a URL's user part). Configured by ``redaction.*``.
 """
 
-from benchmark.redaction.detectors import BUILTIN_NAMES, ENV_VALUE, PLACEHOLDER, compile_pattern
+from benchmark.redaction.detectors import BUILTIN_NAMES, ENV_VALUE, PLACEHOLDER
 from benchmark.redaction.redactor import (
     Redactor,
     build_redactor,
@@ -18,11 +18,13 @@ from benchmark.redaction.redactor import (
     redactor_for,
     scrub,
 )
+from benchmark.redaction.user_patterns import compile_pattern
 from benchmark.redaction.values import (
     REDACTED,
     SECRET_NAME,
     clip,
     redact_settings,
+    scrub_name,
     scrub_setting,
     scrub_strings,
     strip_userinfo,
@@ -43,6 +45,7 @@ __all__ = [
     "redact_settings",
     "redactor_for",
     "scrub",
+    "scrub_name",
     "scrub_setting",
     "scrub_strings",
     "strip_userinfo",

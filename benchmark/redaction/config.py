@@ -6,7 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from benchmark.redaction.detectors import BUILTIN_NAMES, compile_pattern
+from benchmark.redaction.detectors import BUILTIN_NAMES
+from benchmark.redaction.user_patterns import compile_pattern
 
 
 def _regex(value: str) -> str:

@@ -15,13 +15,22 @@ becomes an ``openai_key`` rather than a generic ``secret_assignment``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
+
+from benchmark.user_error import UserError
 
 PLACEHOLDER_PREFIX = "[REDACTED:"
 PLACEHOLDER = re.compile(r"\[REDACTED:[A-Za-z0-9_.-]+#\d+\]")
 TYPE_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _SECRET_GROUPS = ("s", "s2", "s3")
+# A user pattern's bound on one search (one text): a pattern that backtracks without end
+# (``(a+)+$`` on a long run of a's) would otherwise hold the job for hours. The ``regex``
+# engine stops a search at its ``timeout``: a base, and more for a longer text (a sane
+# pattern scans a megabyte in well under a second).
+USER_PATTERN_TIMEOUT_S = 2.0
+USER_PATTERN_S_PER_MB = 1.0
 
 
 Accept = Callable[[str], bool]
@@ -31,10 +40,29 @@ Accept = Callable[[str], bool]
 class Rule:
     """One regex of a detector, and what its secret must look like to count."""
 
-    pattern: re.Pattern[str]
+    pattern: Any  # re.Pattern[str], or a user pattern's regex.Pattern
     accept: Accept | None = None
+    key: str | None = None  # a user pattern's config key: its searches are bounded in time
 
-    def secret_span(self, match: re.Match[str]) -> tuple[int, int]:
+    def finditer(self, text: str, start: int, end: int) -> Iterator[Any]:
+        """The matches in ``text[start:end]``; a user pattern's search ends at
+        ``USER_PATTERN_TIMEOUT_S`` with a ``UserError`` naming its key."""
+        if self.key is None:
+            return self.pattern.finditer(text, start, end)
+        return self._bounded(text, start, end)
+
+    def _bounded(self, text: str, start: int, end: int) -> Iterator[Any]:
+        limit = USER_PATTERN_TIMEOUT_S + USER_PATTERN_S_PER_MB * (end - start) / 1e6
+        try:
+            yield from self.pattern.finditer(text, start, end, timeout=limit)
+        except TimeoutError:
+            raise UserError(
+                f"{self.key}: the pattern searched one text of {end - start} characters for "
+                f"over {limit:.3g} s (a nested or overlapping repeat such as (a+)+ or (a|aa)+ "
+                "backtracks without end); rewrite it without one"
+            ) from None
+
+    def secret_span(self, match: Any) -> tuple[int, int]:
         """Where the secret is in ``match.string``."""
         for group in _SECRET_GROUPS:
             if group in self.pattern.groupindex and match.group(group) is not None:
@@ -120,7 +148,7 @@ def _after(prefix: str) -> Callable[[str], bool]:
     return lambda value: random_looking(value[len(prefix) :]) if value.startswith(prefix) else False
 
 
-def _not_reference(value: str) -> bool:
+def not_reference(value: str) -> bool:
     return not is_reference(value)
 
 
@@ -163,6 +191,11 @@ def is_code(value: str) -> bool:
 
 
 _TOKEN = r"[A-Za-z0-9][A-Za-z0-9._~+/=-]"
+# Where a token-format key may start and end: not inside a longer run of letters and digits.
+# Not ``\b``: it counts ``_`` as part of a word, so ``run_ghp_...`` (a file name, an
+# identifier) would hide the key it holds; ``_``, ``-`` and ``.`` glued to a key delimit it.
+_START = r"(?<![A-Za-z0-9])"
+_END = r"(?![A-Za-z0-9])"
 # Env-style names whose last part says secret (DB_PASSWORD, GITHUB_TOKEN, X_KEY; not PWD).
 _ENV_NAME = (
     r"(?:[A-Z][A-Z0-9_]*_)?(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)"
@@ -201,37 +234,48 @@ BUILTIN: dict[str, Detector] = {
             hints=("private key",),
             lines=False,
         ),
-        Detector("anthropic_key", (_r(r"\bsk-ant-[A-Za-z0-9_-]{20,}"),), hints=("sk-ant-",)),
+        Detector(
+            "anthropic_key", (_r(rf"{_START}sk-ant-[A-Za-z0-9_-]{{20,}}"),), hints=("sk-ant-",)
+        ),
         Detector(
             "openai_key",
-            (_r(r"\bsk-(?!ant-)[A-Za-z0-9_-]{20,}", _after("sk-")),),
+            (_r(rf"{_START}sk-(?!ant-)[A-Za-z0-9_-]{{20,}}", _after("sk-")),),
             hints=("sk-",),
         ),
         Detector(
             "github_token",
-            (_r(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})"),),
+            (
+                _r(
+                    rf"{_START}(?:gh[pousr]_[A-Za-z0-9]{{36,251}}|github_pat_[A-Za-z0-9_]{{22,251}})"
+                ),
+            ),
             hints=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
         ),
-        Detector("slack_token", (_r(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),), hints=("xox",)),
-        Detector("google_api_key", (_r(r"\bAIza[0-9A-Za-z_-]{35}"),), hints=("aiza",)),
+        Detector("slack_token", (_r(rf"{_START}xox[abposr]-[A-Za-z0-9-]{{10,}}"),), hints=("xox",)),
+        Detector("google_api_key", (_r(rf"{_START}AIza[0-9A-Za-z_-]{{35}}"),), hints=("aiza",)),
         Detector(
             "stripe_key",
-            (_r(r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"),),
+            (_r(rf"{_START}[rs]k_(?:live|test)_[0-9A-Za-z]{{16,}}"),),
             hints=("k_live_", "k_test_"),
         ),
         Detector(
             "huggingface_token",
-            (_r(r"\bhf_[A-Za-z0-9]{30,}", lambda v: _has_classes(v, str.isupper, str.islower)),),
+            (
+                _r(
+                    rf"{_START}hf_[A-Za-z0-9]{{30,}}",
+                    lambda v: _has_classes(v, str.isupper, str.islower),
+                ),
+            ),
             hints=("hf_",),
         ),
         Detector(
             "aws_access_key_id",
-            (_r(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),),
+            (_r(rf"{_START}(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}{_END}"),),
             hints=("akia", "asia", "abia", "acca"),
         ),
         Detector(
             "jwt",
-            (_r(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"),),
+            (_r(rf"{_START}eyJ[A-Za-z0-9_-]{{10,}}\.eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]*"),),
             hints=("eyj",),
         ),
         Detector(
@@ -266,7 +310,7 @@ BUILTIN: dict[str, Detector] = {
         ),
         Detector(
             "url_password",
-            (_r(r"://[^\s:/?#@'\"<>\[\]]*:(?P<s>[^\s/?#@'\"<>]+)@", _not_reference),),
+            (_r(r"://[^\s:/?#@'\"<>\[\]]*:(?P<s>[^\s/?#@'\"<>]+)@", not_reference),),
             hints=("://",),
         ),
         Detector(
@@ -319,18 +363,3 @@ BUILTIN: dict[str, Detector] = {
 }
 ENV_VALUE = "env_value"  # not a regex: the values of secret-named environment variables
 BUILTIN_NAMES: tuple[str, ...] = (*BUILTIN, ENV_VALUE)
-
-
-def compile_pattern(name: str, regex: str) -> Detector:
-    """A user detector; ``ValueError`` (one line) for a bad name or regex."""
-    if not TYPE_NAME.fullmatch(name):
-        raise ValueError(f"type name {name!r}: use lowercase letters, digits and _")
-    if name in BUILTIN_NAMES:
-        raise ValueError(f"type name {name!r} is a built-in detector; choose another name")
-    try:
-        pattern = re.compile(regex)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression: {exc}") from None
-    if pattern.search(""):
-        raise ValueError("the pattern matches the empty string")
-    return Detector(name, (Rule(pattern, _not_reference),))

@@ -118,14 +118,18 @@ def propagates(value: str) -> bool:
     return not word_like(value)
 
 
-def standalone_pattern(values: Iterable[str], skip: str) -> tuple[re.Pattern[str], dict[str, str]]:
+def standalone_pattern(
+    values: Iterable[str], skip: str, anywhere: bool = False
+) -> tuple[re.Pattern[str], dict[str, str]]:
     """A regex finding ``skip`` (group 1: text to leave alone, e.g. placeholders) or any of
-    ``values`` standing alone, also with JSON's escaped slash (``\\/``); and the map from each
-    form it matches back to its value."""
+    ``values`` standing alone (with ``anywhere``, also inside a longer token: for text that is
+    no transcript, such as a file name), also with JSON's escaped slash (``\\/``); and the map
+    from each form it matches back to its value."""
     forms: dict[str, str] = {}
     for value in values:
         forms.setdefault(value, value)
         if "/" in value:
             forms.setdefault(value.replace("/", "\\/"), value)
     alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-    return re.compile(f"({skip})|{_BEFORE}(?:{alternatives}){_AFTER}"), forms
+    before, after = ("", "") if anywhere else (_BEFORE, _AFTER)
+    return re.compile(f"({skip})|{before}(?:{alternatives}){after}"), forms

@@ -36,10 +36,10 @@ from benchmark.redaction.detectors import (
     PLACEHOLDER,
     PLACEHOLDER_PREFIX,
     Detector,
-    compile_pattern,
     env_name_says_secret,
 )
 from benchmark.redaction.propagation import propagates, standalone_pattern
+from benchmark.redaction.user_patterns import compile_pattern
 from benchmark.storage import source_digest
 from benchmark.transcript.models import FunctionCall, Message, PlantedFact, ToolCall, Transcript
 
@@ -83,7 +83,10 @@ def _kind(placeholder: str) -> str:
 
 class Redactor:
     """Built-in detectors (``builtin``; None: all), user ``patterns`` (type -> regex) and
-    ``known`` secrets (e.g. environment values: type -> values), applied in that order."""
+    ``known`` secrets (e.g. environment values: type -> values), applied in that order.
+
+    ``anywhere``: secrets found or known are replaced inside longer tokens too (``run_<key>``),
+    for text that is no transcript (names, messages), where a false match costs nothing."""
 
     def __init__(
         self,
@@ -91,12 +94,14 @@ class Redactor:
         patterns: Mapping[str, str] | None = None,
         known: Mapping[str, Iterable[str]] | None = None,
         enabled: bool = True,
+        anywhere: bool = False,
     ) -> None:
         names = list(BUILTIN_NAMES if builtin is None else builtin)
         unknown = sorted(set(names) - set(BUILTIN_NAMES))
         if unknown:
             raise ValueError(f"unknown detector {unknown[0]!r} (choose from: {BUILTIN_NAMES})")
         self.enabled = enabled
+        self.anywhere = anywhere
         self.detectors: list[Detector] = [BUILTIN[n] for n in BUILTIN if n in names]
         self.detectors += [compile_pattern(k, v) for k, v in (patterns or {}).items()]
         self._hints = sorted({h for d in self.detectors for h in d.hints})
@@ -140,7 +145,13 @@ class Redactor:
             hashlib.sha256(f"{kind}\0{value}".encode()).hexdigest()
             for value, kind in self.known.items()
         )
-        payload = [self.enabled, source_digest(Path(__file__).parent), detectors, known]
+        payload = [
+            self.enabled,
+            self.anywhere,
+            source_digest(Path(__file__).parent),
+            detectors,
+            known,
+        ]
         return hashlib.sha256(json.dumps(payload).encode()).hexdigest()
 
     def text(self, text: str) -> str:
@@ -170,7 +181,7 @@ class Redactor:
             for rule in detector.rules:
                 found: list[tuple[int, int]] = []
                 for start, end in windows:
-                    for match in rule.pattern.finditer(text, start, end):
+                    for match in rule.finditer(text, start, end):
                         a, b = rule.secret_span(match)
                         secret = text[a:b]
                         if a == b or PLACEHOLDER_PREFIX in secret:
@@ -192,7 +203,7 @@ class Redactor:
         known.update(dict.fromkeys(self.known))
         if not known:
             return None
-        pattern, forms = standalone_pattern(known, PLACEHOLDER.pattern)
+        pattern, forms = standalone_pattern(known, PLACEHOLDER.pattern, self.anywhere)
 
         def second(text: str, session: _Session) -> str:
             if not any(f in text for f in forms):
@@ -361,4 +372,4 @@ def scrub(text: str, key_names: Iterable[str] = ()) -> str:
 
 @lru_cache(maxsize=4)
 def _default_redactor(secrets: tuple[str, ...]) -> Redactor:
-    return Redactor(None, None, {ENV_VALUE: secrets})
+    return Redactor(None, None, {ENV_VALUE: secrets}, anywhere=True)

@@ -11,9 +11,10 @@ part (``https://<token>@host``), which no detector could recognise by shape.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from benchmark.redaction.detectors import PLACEHOLDER
 from benchmark.redaction.redactor import scrub
 
 REDACTED = "<redacted>"
@@ -46,15 +47,28 @@ def clip(text: str, limit: int, *, first_line: bool = False, key_names: Iterable
     return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
 
 
+def scrub_name(name: str, redact: Callable[[str], str] | None = None) -> str:
+    """A name taken from a file or folder (a transcript's id from its file's stem) with each
+    secret replaced by ``REDACTED-<type>``: the name reaches probe ids, folder and artifact
+    names, tables and the store, where a placeholder's ``[``, ``#`` and ``:`` do not belong
+    (``#`` starts a URI's fragment). ``redact``: the job's own redactor too (user patterns)."""
+    clean = scrub(name)
+    if redact is not None:
+        clean = redact(clean)
+    if clean == name:
+        return name
+    return PLACEHOLDER.sub(lambda m: "REDACTED-" + m[0][len("[REDACTED:") :].split("#")[0], clean)
+
+
 def strip_userinfo(text: str) -> str:
     """A URL's bare user part (``https://<token>@host``, the way tokens ride in git URLs)
     replaced by a placeholder, whatever it looks like: no detector could tell it by shape."""
     return _USERINFO.sub(USERINFO_PLACEHOLDER, text) if "://" in text else text
 
 
-def scrub_setting(text: str) -> str:
+def scrub_setting(text: str, key_names: Iterable[str] = ()) -> str:
     """A config value or command line: secret-named ``key=value`` values, URL user parts, and
-    whatever ``scrub`` finds."""
+    whatever ``scrub`` finds (with the values of the variables ``key_names`` too)."""
     if "=" in text:
 
         def value(match: re.Match[str]) -> str:
@@ -62,7 +76,7 @@ def scrub_setting(text: str) -> str:
             return f"{match.group('key')}={REDACTED}" if SECRET_NAME.search(name) else match[0]
 
         text = _ASSIGNMENT.sub(value, text)
-    return scrub(strip_userinfo(text))
+    return scrub(strip_userinfo(text), key_names)
 
 
 def redact_settings(data: Any) -> Any:

@@ -20,7 +20,8 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from pydantic import ValidationError
 
-from benchmark.errors import UserError
+from benchmark.errors import UserError, one_line
+from benchmark.redaction import scrub_setting
 from benchmark.tracking.config import TrackingConfig
 
 log = logging.getLogger(__name__)
@@ -67,13 +68,13 @@ class SummarizeSweep(Callback):
         except KeyboardInterrupt:
             raise
         except UserError as exc:  # e.g. no job finished: nothing to compare
-            print(f"note: no sweep comparison: {exc}", file=sys.stderr)
+            print(f"note: no sweep comparison: {one_line(str(exc))}", file=sys.stderr)
             return
         except Exception as exc:  # noqa: BLE001 - the jobs' results are safe in the store
             first = (str(exc).splitlines() or [type(exc).__name__])[0]
-            print(f"warning: the sweep comparison failed: {first}", file=sys.stderr)
+            print(f"warning: the sweep comparison failed: {one_line(first)}", file=sys.stderr)
             return
-        print(console_text(summary), flush=True)
+        print(scrub_setting(console_text(summary)), flush=True)  # paths may hold a key
 
 
 def _sweep_overrides(config: DictConfig) -> list[str]:

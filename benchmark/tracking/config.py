@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
@@ -62,3 +64,24 @@ class TrackingConfig(BaseModel):
         if problem:
             raise PydanticCustomError(NO_ECHO, problem)
         return value
+
+    @field_validator("experiment", "store_dir", "uri")
+    @classmethod
+    def _no_secret(cls, value: str | None) -> str | None:
+        """The experiment's name and the store's place are written into the store itself
+        (an experiment's name, its artifact location, every run's artifact URI): a key in
+        them cannot be scrubbed without renaming what the user named, so it is refused."""
+        from benchmark.redaction import scrub_setting
+
+        if value is not None and (
+            scrub_setting(value) != value or scrub_setting(_absolute(value)) != _absolute(value)
+        ):
+            raise PydanticCustomError(
+                NO_ECHO, "looks like it holds a secret (a key or token); choose another"
+            )
+        return value
+
+
+def _absolute(value: str) -> str:
+    """A path as the store records it (resolved against the working directory)."""
+    return os.path.abspath(os.path.expanduser(value)) if "://" not in value else value

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from benchmark.redaction import scrub_setting
 from benchmark.tracking.run_colours import run_colour
 
 RECORD_FILE = "benchmark_sweep.json"
@@ -86,7 +87,9 @@ def short_sweep_id(sweep_dir: str) -> str:
 
 
 def sweep_id(sweep_dir: str | Path) -> str:
-    return str(Path(sweep_dir).expanduser().resolve())
+    """The sweep folder resolved, any secret in its path replaced: the id is stored (tags,
+    the parent run's name, the sweep record), and every job computes the same one."""
+    return scrub_setting(str(Path(sweep_dir).expanduser().resolve()))
 
 
 def write_sweep_record(

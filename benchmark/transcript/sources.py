@@ -34,7 +34,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from benchmark.errors import UserError
-from benchmark.redaction import Redactor, build_redactor
+from benchmark.redaction import Redactor, build_redactor, scrub
 from benchmark.transcript.config import FileTranscripts, SyntheticTranscripts
 from benchmark.transcript.formats import (
     Imported,
@@ -42,6 +42,7 @@ from benchmark.transcript.formats import (
     SubagentLog,
     TranscriptError,
     import_file,
+    transcript_name,
 )
 from benchmark.transcript.formats._document import not_regular
 from benchmark.transcript.generated import load_or_generate, session_seed
@@ -166,10 +167,12 @@ class TranscriptStream:
         assert found is not None
         for path, why in found.passed:
             log.warning("skipped %s: %s", path, why)
-            self.skipped.append(SkippedFile(path=str(path), error=why))
+            self.skipped.append(SkippedFile(path=scrub(str(path)), error=why))
         if found.ignored:
             log.info("transcript.path: also passed over %s", _counted(found.ignored))
-        stems = Counter(path.stem for path in found.files)
+        # Ids from the files' names, secrets in them replaced (the job's patterns too).
+        names = {path: transcript_name(path, redactor.text) for path in found.files}
+        stems = Counter(names.values())
         for path, named in found.files.items():
             try:
                 item, transcript, counts = _import(path, config, redactor)
@@ -178,10 +181,11 @@ class TranscriptStream:
                 continue
             warnings = [redactor.text(w) for w in item.warnings]
             notes = [redactor.text(n) for n in item.notes]
-            if stems[transcript.id] > 1:
-                transcript = transcript.model_copy(
-                    update={"id": f"{transcript.id}-{len(self.files)}"}
-                )
+            name = names[path]
+            if stems[name] > 1:
+                name = f"{name}-{len(self.files)}"
+            if name != transcript.id:
+                transcript = transcript.model_copy(update={"id": name})
             _log_warnings(item.path, warnings)
             self.files.append(
                 _source(
@@ -209,20 +213,24 @@ class TranscriptStream:
         """A file that could not be imported: skipped with why, or the job fails."""
         if isinstance(exc, SubagentLog) and not named:
             log.info("skipped %s: %s", path, SUBAGENT_SKIPPED)
-            self.skipped.append(SkippedFile(path=str(path), error=SUBAGENT_SKIPPED))
+            self.skipped.append(SkippedFile(path=scrub(str(path)), error=SUBAGENT_SKIPPED))
             return
+        # What is wrong, never what the file holds: a scan meets whatever is in a folder (a
+        # link to a system file, someone's keys). Only a file the user named is quoted, and
+        # only in the error that stops the job.
         if isinstance(exc, NotATranscript) and not named:
-            note = SIDE_FILE.format(why=exc.located(self.redactor.text))
+            note = SIDE_FILE.format(why=exc.located(self.redactor.text, quotes=False))
             log.info("skipped %s: %s", path, note)
-            self.skipped.append(SkippedFile(path=str(path), error=note))
+            self.skipped.append(SkippedFile(path=scrub(str(path)), error=note))
             return
-        error = exc.located(self.redactor.text)  # an error may quote the line at fault
         if config.on_error == "fail":
+            error = exc.located(self.redactor.text, quotes=named)
             raise UserError(
                 f"{exc.path}: {error} (transcript.on_error=skip goes on without it)"
             ) from None
+        error = exc.located(self.redactor.text, quotes=False)
         log.warning("skipped %s: %s", exc.path, error)
-        self.skipped.append(SkippedFile(path=str(path), error=error, line=exc.line))
+        self.skipped.append(SkippedFile(path=scrub(str(path)), error=error, line=exc.line))
 
 
 def _import(

@@ -11,11 +11,13 @@ is one module with ``NAME``, ``convert(doc, builder)``, and ``claims(value)``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchmark.redaction import scrub, scrub_name
 from benchmark.transcript.formats import chat, claude_code, codex, mini_swe_agent, swe_agent
 from benchmark.transcript.formats._builder import ConversationBuilder
 from benchmark.transcript.formats._document import (
@@ -25,6 +27,7 @@ from benchmark.transcript.formats._document import (
     SubagentLog,
     TranscriptError,
     cut,
+    quoted,
     read_document,
     shown,
 )
@@ -40,6 +43,7 @@ __all__ = [
     "TranscriptError",
     "detect",
     "import_file",
+    "transcript_name",
 ]
 
 # Order matters for JSON Lines detection: the first module to claim a record wins,
@@ -91,18 +95,25 @@ def import_file(
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         # A shape no importer check anticipated: still one line naming the file.
         raise doc.fail(
-            f"unexpected {name} structure ({type(exc).__name__}: {cut(str(exc), 160)})"
+            f"unexpected {name} structure ({type(exc).__name__}: {quoted(cut(str(exc), 160))})"
         ) from None
+    where = scrub(str(path))  # a name may hold a key: where it is shown, it is redacted
     return Imported(
-        transcript=Transcript(id=path.stem, source=str(path), messages=messages),
+        transcript=Transcript(id=transcript_name(path), source=where, messages=messages),
         format=name,
-        path=str(path),
+        path=where,
         sha256=doc.sha256,
         size=doc.size,
         warnings=doc.warnings,
         notes=doc.notes,
         task=task_id(doc.value, doc.records, messages),
     )
+
+
+def transcript_name(path: Path, redact: Callable[[str], str] | None = None) -> str:
+    """A file's transcript id: its stem, any secret in it replaced (``run_ghp_...jsonl`` is
+    ``run_REDACTED-github_token``), for the id names probes, folders, tables and runs."""
+    return scrub_name(path.stem, redact)
 
 
 def detect(doc: Document) -> str:

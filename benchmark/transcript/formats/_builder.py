@@ -105,16 +105,16 @@ class ConversationBuilder:
         if not isinstance(call_id, str) or not call_id:
             raise self._doc.fail("a tool call without an id", line)
         if not isinstance(name, str) or not name:
-            raise self._doc.fail(f"tool call {call_id!r} has no tool name", line)
+            raise self._doc.fail(f"tool call {shown(call_id)} has no tool name", line)
         if not isinstance(arguments, _ARGUMENTS):
             raise self._doc.fail(
-                f"tool call {call_id!r}: field 'arguments': expected JSON text or an object, "
+                f"tool call {shown(call_id)}: field 'arguments': expected JSON text or an object, "
                 f"got {type(arguments).__name__}",
                 line,
             )
         if self._open is None or (merge_key is not None and merge_key != self._merge_key):
             self.assistant(None, line, merge_key)
-        arguments = self._arguments(arguments, f"tool call {call_id!r}: ", line)
+        arguments = self._arguments(arguments, f"tool call {shown(call_id)}: ", line)
         message = self._messages[self._open][0]  # type: ignore[index]
         unique = self._called(call_id, name, _where(line, len(self._messages) - 1))
         message.setdefault("tool_calls", []).append(

@@ -34,11 +34,46 @@ def cut(text: str, limit: int = MAX_REASON_CHARS, redact: Callable[[str], str] =
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# Around each value a message quotes from the file (``shown``, ``quoted``): a reason written
+# where a file was skipped says the kind of problem only (``without_quotes``), since the file
+# may be anything a scan met (a link to a system file, someone's keys); private-use
+# characters, dropped from every text shown (``unmarked``).
+OPEN, CLOSE = "\ue000", "\ue001"
+_ELIDED = "…"
+
+
+def quoted(text: str) -> str:
+    """``text`` (already cut and redacted) marked as quoted from the file."""
+    return f"{OPEN}{text}{CLOSE}"
+
+
 def shown(value: Any, limit: int = MAX_QUOTED_CHARS) -> str:
     """``value`` from the file quoted in a message (``repr``), redacted before it is cut."""
     if isinstance(value, str):
         value = scrub(value)
-    return cut(repr(value), limit, redact=scrub)
+    return quoted(cut(repr(value), limit, redact=scrub))
+
+
+def unmarked(text: str) -> str:
+    """``text`` with the quote marks dropped, the quoted values kept."""
+    return text.replace(OPEN, "").replace(CLOSE, "")
+
+
+def without_quotes(text: str) -> str:
+    """``text`` with each quoted value (nested ones, or one cut before its end, included)
+    replaced by an ellipsis: what is wrong, never what the file holds."""
+    out: list[str] = []
+    depth = 0
+    for char in text:
+        if char == OPEN:
+            if depth == 0:
+                out.append(_ELIDED)
+            depth += 1
+        elif char == CLOSE:
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            out.append(char)
+    return "".join(out)
 
 
 class TranscriptError(UserError):
@@ -50,16 +85,18 @@ class TranscriptError(UserError):
     def __init__(self, path: str | Path, reason: str, line: int | None = None) -> None:
         self.path = str(path)
         self.line = line
-        self._raw = " ".join(reason.split())  # one line, whatever the reason quotes
-        self.reason = cut(self._raw)
+        self._raw = " ".join(reason.split())  # one line, whatever the reason quotes (marked)
+        self.reason = cut(unmarked(self._raw))
         super().__init__(f"{self.path}: {self.located()}")
 
-    def located(self, redact: Callable[[str], str] | None = None) -> str:
-        """``line N: <reason>`` (the line when there is one), redacted by ``redact`` too."""
+    def located(self, redact: Callable[[str], str] | None = None, quotes: bool = True) -> str:
+        """``line N: <reason>`` (the line when there is one), redacted by ``redact`` too;
+        without ``quotes``, no value quoted from the file (a skipped file's reason)."""
         where = f"line {self.line}: " if self.line is not None else ""
-        if redact is None:
+        if redact is None and quotes:
             return where + self.reason
-        return where + cut(self._raw, redact=lambda text: redact(scrub(text)))
+        raw = unmarked(self._raw) if quotes else without_quotes(self._raw)
+        return where + cut(raw, redact=lambda text: (redact or str)(scrub(text)))
 
 
 class NotATranscript(TranscriptError):
@@ -97,12 +134,13 @@ class Document:
         return TranscriptError(self.path, reason, line)
 
     def warn(self, reason: str, line: int | None = None) -> None:
+        reason = unmarked(reason)
         self.warnings.append(f"line {line}: {reason}" if line is not None else reason)
 
     def note(self, text: str) -> None:
         """What the file says about the session beyond its messages (an agent's exit status):
         kept with the import, not a problem with the file."""
-        self.notes.append(text)
+        self.notes.append(unmarked(text))
 
 
 def not_regular(path: Path) -> str | None:

@@ -152,7 +152,9 @@ def _assistant(
             if not isinstance(call_id, str) or not call_id:
                 raise doc.fail(f"field '{where}.id': a tool_use block needs an id", line)
             if not isinstance(name, str) or not name:
-                raise doc.fail(f"field '{where}.name': tool_use {call_id!r} has no tool name", line)
+                raise doc.fail(
+                    f"field '{where}.name': tool_use {shown(call_id)} has no tool name", line
+                )
             if args is not None and not isinstance(args, dict):
                 raise doc.fail(
                     f"field '{where}.input': expected an object, got {_kind(args)}", line

@@ -23,7 +23,7 @@ from typing import Any
 
 from benchmark.activity.actions import parse_command
 from benchmark.transcript.formats._builder import ConversationBuilder, text_of
-from benchmark.transcript.formats._document import Document, shown
+from benchmark.transcript.formats._document import Document, shown, unmarked
 
 NAME = "mini_swe_agent"
 _CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -77,7 +77,7 @@ def convert(doc: Document, out: ConversationBuilder) -> None:
             exits.append(item)
             continue
         if role not in _CHAT_ROLES:
-            skipped[shown(role) if role is not None else f"type {shown(kind)}"] += 1
+            skipped[unmarked(shown(role) if role is not None else f"type {shown(kind)}")] += 1
             continue
         content = _content(doc, n, item.get("content"))
         if role == "user" and awaiting is not None:
