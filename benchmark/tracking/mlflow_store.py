@@ -5,13 +5,16 @@ store is ``sqlite:///mlruns/mlflow.db`` with artifacts in ``mlruns/artifacts``.
 A fresh store spends seconds on schema migrations; ``prepare_store`` does that,
 and creates the experiment, under one lock shared by every process
 (``store_check.py``), so jobs started together never race on it, and a broken store
-is named in one line before any work. With ``tracking.uri`` the server owns its
-store: jobs only make sure the experiment exists.
+is named in one line before any work. A ``sqlite:`` ``tracking.uri`` is such a store too
+(``tracking_uri.local_store``). With any other ``tracking.uri`` the server (or database)
+owns its store: jobs check it can be reached, then only make sure the experiment exists.
 """
 
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,11 +22,18 @@ from urllib.request import getproxies, proxy_bypass
 
 from benchmark.errors import UserError
 from benchmark.tracking.config import TrackingConfig
-from benchmark.tracking.store_check import DB_NAME, check_sqlite, open_store, preload, store_lock
+from benchmark.tracking.store_check import check_sqlite, open_store, preload, store_lock
+from benchmark.tracking.tracking_uri import (
+    LocalStore,
+    check_reachable_host,
+    check_uri,
+    local_store,
+    store_dir_store,
+)
 
 
 def tracking_uri(store_dir: str | Path) -> str:
-    return f"sqlite:///{Path(store_dir).resolve() / DB_NAME}"
+    return store_dir_store(store_dir).uri
 
 
 def store_uri(tracking: TrackingConfig) -> str:
@@ -34,22 +44,34 @@ def store_uri(tracking: TrackingConfig) -> str:
 def prepare_tracking(tracking: TrackingConfig) -> str:
     """Point MLflow at the configured store or server and make sure the experiment exists;
     returns the experiment id."""
-    if tracking.uri is None:
-        return prepare_store(tracking.store_dir, tracking.experiment)
+    store = local_store(tracking)
+    if store is not None:
+        check_uri(tracking)
+        return _prepare_local(store, tracking.experiment)
+    assert tracking.uri is not None
     return prepare_server(tracking.uri, tracking.experiment)
 
 
 def check_tracking(tracking: TrackingConfig) -> None:
     """What ``prepare_tracking`` would refuse that can be told without MLflow, in
-    milliseconds: a store folder that cannot be used, a store file that is not one of ours
-    (``check_sqlite``), a server that does not answer."""
-    if tracking.uri is not None:
+    milliseconds (a server: seconds at most): a URI MLflow cannot use (``check_uri``), a
+    store folder that cannot be used, a store file that is not one of ours or cannot be
+    written (``check_sqlite``), a server or database host that does not answer."""
+    check_uri(tracking)
+    store = local_store(tracking)
+    if store is None:
+        assert tracking.uri is not None
         check_reachable(tracking.uri)
+        check_reachable_host(tracking.uri)
         return
-    shown = Path(tracking.store_dir)
-    store = shown.resolve()
-    with store_lock(store, shown):
-        check_sqlite(store / DB_NAME, shown / DB_NAME)
+    with store_lock(store):
+        check_sqlite(store)
+
+
+def locked(tracking: TrackingConfig) -> Any:
+    """The local store's lock (held across processes), or nothing for a server."""
+    store = local_store(tracking)
+    return nullcontext() if store is None else store_lock(store)
 
 
 # MLflow 3.x shows an experiment without a kind as a GenAI one: it opens on an empty traces
@@ -68,36 +90,58 @@ def prepare_store(store_dir: str | Path, experiment: str) -> str:
 
     Once per process: MLflow keeps the opened store, which a later open reuses.
     """
+    return _prepare_local(store_dir_store(store_dir), experiment)
+
+
+def _prepare_local(store: LocalStore, experiment: str) -> str:
+    """Open (create, migrate) the store and the experiment under the store's lock; once
+    per process and store."""
     import mlflow
 
-    store = Path(store_dir).resolve()
-    known = _PREPARED.get((store, experiment))
-    if known is not None and (store / DB_NAME).exists():
-        mlflow.set_tracking_uri(tracking_uri(store))
+    known = _PREPARED.get((store.db, experiment))
+    if known is not None and store.db.exists():
+        mlflow.set_tracking_uri(store.uri)
         return known
-    _PREPARED[(store, experiment)] = found = _prepare(Path(store_dir), experiment)
+    preload()
+    with store_lock(store), _refused_writes(store):
+        open_store(store)
+        mlflow.set_tracking_uri(store.uri)
+        found = _ensure_experiment(experiment, store.artifacts)
+    _PREPARED[(store.db, experiment)] = found
     return found
 
 
-def _prepare(store_dir: Path, experiment: str) -> str:
-    """Open (create, migrate) the store and the experiment under the store's lock."""
-    import mlflow
+@contextmanager
+def _refused_writes(store: LocalStore) -> Iterator[None]:
+    """A full disk or a read-only store met while writing is one line naming its key."""
+    try:
+        yield
+    except UserError:
+        raise
+    except Exception as exc:
+        refused = refused_write(exc, store)
+        if refused is None:
+            raise
+        raise refused from None
 
-    store = store_dir.resolve()
-    preload()
-    with store_lock(store, store_dir):
-        open_store(tracking_uri(store), store / DB_NAME, store_dir / DB_NAME)
-        mlflow.set_tracking_uri(tracking_uri(store))
-        return _ensure_experiment(experiment, (store / "artifacts").as_uri())
+
+def refused_write(exc: BaseException, store: LocalStore | None) -> UserError | None:
+    """``exc`` as one line when it is a write the disk refused (``disk_errors``): with a
+    local ``store`` (``local_store(tracking)``), naming its key and folder."""
+    from benchmark import disk_errors
+
+    if store is None:
+        return disk_errors.user_error(exc)
+    return disk_errors.user_error(exc, store.key, store.db.parent)
 
 
 def open_local_store(store_dir: str | Path) -> Any:
     """An MlflowClient on the existing store under ``store_dir``, checked and opened under its
-    lock (for readers such as the report)."""
-    store = Path(store_dir).resolve()
+    lock (for readers such as the report, which may read a store it cannot write)."""
+    store = store_dir_store(store_dir)
     preload()
-    with store_lock(store, Path(store_dir)):
-        return open_store(tracking_uri(store), store / DB_NAME, Path(store_dir) / DB_NAME)
+    with store_lock(store):
+        return open_store(store, write=False)
 
 
 def _ensure_experiment(experiment: str, artifact_location: str | None) -> str:
@@ -128,11 +172,20 @@ def prepare_server(uri: str, experiment: str) -> str:
     """Use the tracking server at ``uri``; create the experiment there unless it exists."""
     import mlflow
 
+    check_uri(TrackingConfig(uri=uri))
     check_reachable(uri)
+    check_reachable_host(uri)
     mlflow.set_tracking_uri(uri)
     known = _PREPARED_SERVERS.get((uri, experiment))
     if known is None:
-        _PREPARED_SERVERS[(uri, experiment)] = known = _ensure_experiment(experiment, None)
+        try:
+            known = _ensure_experiment(experiment, None)
+        except Exception as exc:  # noqa: BLE001 - MLflow's, the driver's, the network's
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UserError(
+                f"config key 'tracking.uri': MLflow cannot use it ({first[:300]})"
+            ) from None
+        _PREPARED_SERVERS[(uri, experiment)] = known
     return known
 
 
