@@ -12,6 +12,7 @@ owns its store: jobs check it can be reached, then only make sure the experiment
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -173,6 +174,7 @@ def prepare_server(uri: str, experiment: str) -> str:
     import mlflow
 
     check_uri(TrackingConfig(uri=uri))
+    bound_http()
     check_reachable(uri)
     check_reachable_host(uri)
     mlflow.set_tracking_uri(uri)
@@ -190,9 +192,10 @@ def prepare_server(uri: str, experiment: str) -> str:
 
 
 def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
-    """Fail in one line when an http(s) server does not answer, instead of MLflow's minutes of
-    retries. Other URI schemes (databricks, a database) and servers behind a proxy are left to
-    MLflow: only the proxy could tell."""
+    """Fail in one line when an http(s) server does not answer, or (plain http) answers its
+    health check with a server error or not within ``timeout_s``, instead of MLflow's
+    minutes of retries. Other URI schemes (databricks, a database) and servers behind a
+    proxy are left to MLflow (and ``tracking_uri.check_reachable_host``)."""
     parts = urlsplit(uri)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return
@@ -207,3 +210,52 @@ def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
             f"tracking server {uri} is not reachable ({exc.strerror or exc}); start one with "
             "`mlflow server --host HOST --port PORT` or set tracking.uri / MLFLOW_TRACKING_URI"
         ) from None
+    if parts.scheme == "http":  # https: MLflow's own TLS settings decide what verifies
+        _check_health(uri, parts.hostname, port, parts.path.rstrip("/"), timeout_s)
+
+
+# A cheap read every MLflow tracking server answers (200; 401 or 403 behind a login).
+PROBE_PATH = "/api/2.0/mlflow/experiments/search?max_results=1"
+
+
+def _check_health(uri: str, host: str, port: int, prefix: str, timeout_s: float) -> None:
+    """``GET <uri>`` + ``PROBE_PATH`` answers within ``timeout_s``, is no server error and
+    not 404 (no MLflow API there): else MLflow would fail only when the run is logged."""
+    import http.client
+
+    conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
+    try:
+        conn.request("GET", f"{prefix}{PROBE_PATH}")
+        status = conn.getresponse().status
+    except (OSError, http.client.HTTPException) as exc:
+        why = f"no answer within {timeout_s:g} s" if isinstance(exc, TimeoutError) else str(exc)
+        raise UserError(
+            f"tracking server {uri} does not answer ({why or type(exc).__name__}); check that "
+            "it is an MLflow server, or set tracking.uri"
+        ) from None
+    finally:
+        conn.close()
+    if status >= 500:
+        raise UserError(
+            f"tracking server {uri} answers with server error {status}; check its log, or set "
+            "tracking.uri"
+        )
+    if status == 404:
+        raise UserError(
+            f"tracking server {uri} has no MLflow API (404 on {PROBE_PATH.split('?')[0]}); "
+            "check the address, or set tracking.uri"
+        )
+
+
+# MLflow retries a failing server for minutes by default (7 retries, backoff 2, 120 s
+# timeout); a job waits a bounded time instead. The user's own settings win.
+HTTP_DEFAULTS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "3",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+}
+
+
+def bound_http() -> None:
+    for name, value in HTTP_DEFAULTS.items():
+        os.environ.setdefault(name, value)

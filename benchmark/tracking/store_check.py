@@ -51,8 +51,9 @@ def store_lock(store: LocalStore) -> Iterator[None]:
             f"job (lock file {store.lock}); end that job or set {store.key}"
         ) from None
     except OSError as exc:
+        where = store.shown.parent if store.key == "tracking.store_dir" else store.shown
         raise UserError(
-            f"config key '{store.key}': cannot use {store.shown.parent} ({exc.strerror or exc})"
+            f"config key '{store.key}': cannot use {where} ({exc.strerror or exc})"
         ) from None
     try:
         yield
@@ -63,8 +64,23 @@ def store_lock(store: LocalStore) -> Iterator[None]:
 def preload() -> None:
     """Import what opening a store needs (seconds of it) before taking the lock, so that
     jobs waiting on it wait only for the opening itself."""
+    import logging
+
     import alembic.runtime.migration  # noqa: F401
     import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
+
+    db_log = logging.getLogger("mlflow.store.db.utils")
+    if not any(isinstance(f, _RefusedWrites) for f in db_log.filters):
+        db_log.addFilter(_RefusedWrites())
+
+
+class _RefusedWrites:
+    """Drops MLflow's logged traceback of a write the disk refused: the error it raises
+    then is reported in one line (``disk_errors``)."""
+
+    def filter(self, record: Any) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return exc is None or disk_errors.write_error(exc) is None
 
 
 def open_store(store: LocalStore, write: bool = True) -> Any:
