@@ -93,8 +93,8 @@ def message(
     path = _path_of(err) or (None if path is None else os.fspath(path))
     keys = [key] if key else _keys_for(path, code)
     where = f" {path}" if path else ""
-    if not keys:
-        return f"cannot write{where} ({reason}); free space or make the folder writable"
+    if not keys:  # under no folder of the config: maybe not even a write
+        return f"cannot use{where} ({reason}); free space or make it writable"
     advice = _ADVICE.get(code, _DEFAULT_ADVICE).format(key=" or ".join(keys))
     if not path:
         where = f" under {_FOLDERS[keys[0]]}" if keys[0] in _FOLDERS else ""

@@ -74,7 +74,7 @@ def local_store(tracking: TrackingConfig) -> LocalStore | None:
     path = sqlite_path(tracking.uri)
     if path is None:
         return None  # in memory: check_uri refuses it
-    db = Path(path).expanduser().resolve()
+    db = Path(path).resolve()  # as SQLAlchemy reads it: no ~
     return LocalStore(
         db=db,
         shown=Path(path),
@@ -142,7 +142,7 @@ def _check_sqlite_uri(uri: str) -> None:
             f"{KEY}: an in-memory SQLite database loses the run when the job ends; give a "
             "file (sqlite:///path/mlflow.db) or null for the store under tracking.store_dir"
         )
-    folder = Path(path).expanduser().absolute().parent
+    folder = Path(path).absolute().parent
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
         raise UserError(f"{KEY}: the SQLite file's folder {folder} {what}; create it first")
