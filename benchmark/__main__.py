@@ -22,6 +22,7 @@ import logging  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, NoReturn  # noqa: E402
 
@@ -46,7 +47,7 @@ log = logging.getLogger("benchmark")
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def hydra_main(cfg: DictConfig) -> float | None:
     try:
-        return run(cfg)
+        return _refusing_writes(run, cfg)
     except KeyboardInterrupt as exc:  # Hydra passes it through: no Hydra frame reports it
         # Not an exception Hydra stores per job either: a sweep stops here, in one line.
         _interrupted(exc)
@@ -62,6 +63,22 @@ def hydra_main(cfg: DictConfig) -> float | None:
         if not _in_sweep():  # in a sweep the other jobs go on; this one is logged
             sys.exit(1)
         return None
+
+
+def _refusing_writes(step: Callable[[DictConfig], float | None], cfg: DictConfig) -> float | None:
+    """``step(cfg)``, a write the disk refused under a configured folder (a full disk, a
+    read-only one) raised as the one-line ``UserError`` naming it (``disk_errors``)."""
+    from benchmark import disk_errors
+
+    try:
+        return step(cfg)
+    except UserError:
+        raise
+    except Exception as exc:
+        refused = disk_errors.user_error(exc)
+        if refused is None:
+            raise
+        raise refused from None
 
 
 def _interrupted(exc: KeyboardInterrupt) -> NoReturn:
@@ -114,6 +131,9 @@ def run(cfg: DictConfig) -> float | None:
     started = int(time.time() * 1000)  # the run's start: its Duration is the job's
     resolved = config_mod.resolve(cfg)
     config = config_mod.validate(resolved)
+    from benchmark.tracking import telemetry
+
+    telemetry.apply(config.tracking.telemetry)
     child: TrackingChild | InProcessRun | None = None
     if config.audit is not None:  # +audit=judge: score the judge itself, not a policy
         from benchmark.audit.run import audit
@@ -202,6 +222,17 @@ def _log(
             f"error: interrupted ({interrupt.label()}) while logging; run {stop.run_id} logged as "
             f"KILLED in {store_uri(config.tracking)} with what was logged so far"
         ) from None
+    except Exception as exc:  # the store refused the run: the job's results stay on disk
+        from benchmark.job_files import keep_record
+        from benchmark.tracking.mlflow_store import refused_write
+        from benchmark.tracking.tracking_uri import local_store
+
+        kept = keep_record(record)
+        store = local_store(config.tracking)
+        refused = exc if isinstance(exc, UserError) else refused_write(exc, store)
+        if refused is None:
+            raise
+        raise UserError(f"{refused}; {kept}") from None
     log.info("MLflow run %s in %s", run_id, store_uri(config.tracking))
     return f"{run_id} logged as {record.status} in {store_uri(config.tracking)}"
 
@@ -238,6 +269,9 @@ def check_options(argv: list[str]) -> None:
 
 
 def main() -> None:
+    from benchmark.tracking import telemetry
+
+    telemetry.apply()  # off before anything loads MLflow (a sweep's callbacks do); see run()
     previous = interrupt.install()
     try:
         _main()
@@ -273,6 +307,14 @@ def _hydra() -> None:
     os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
         hydra_main()
+    except OSError as exc:  # Hydra's own writes: its output folder, its saved config
+        from benchmark import disk_errors
+
+        refused = disk_errors.user_error(exc)
+        if refused is None:
+            raise
+        print_error(refused)
+        sys.exit(2)
     except HydraException as exc:
         from benchmark.config_checks import override_error
 

@@ -170,6 +170,10 @@ def check_output_dirs(config: BenchmarkConfig) -> None:
         check_writable("cache.dir", config.cache_path)
     if config.tracking.enabled and config.tracking.uri is None:
         check_writable("tracking.store_dir", config.tracking.store_dir)
+    elif config.tracking.enabled:  # a URI MLflow cannot use is refused now, not after the job
+        from benchmark.tracking.tracking_uri import check_uri
+
+        check_uri(config.tracking)
 
 
 def _first_line(text: str) -> str:

@@ -172,8 +172,9 @@ def check_writable(key: str, path: str | os.PathLike[str]) -> None:
     it was."""
     target = Path(path).expanduser()
     existing = target
-    while not existing.exists() and existing != existing.parent:
+    while not _exists(existing) and existing != existing.parent:
         existing = existing.parent
+    check_name_lengths(key, target, existing)
     if not existing.is_dir():
         raise UserError(
             f"config key '{key}': '{path}' cannot be a folder: '{existing}' is a file; "
@@ -187,6 +188,30 @@ def check_writable(key: str, path: str | os.PathLike[str]) -> None:
             f"config key '{key}': cannot write in '{existing}' ({exc.strerror or exc}); "
             "give a writable folder"
         ) from None
+
+
+def _exists(path: Path) -> bool:
+    """``path.exists()``, False too for a name too long to look up (which it raises)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
+def check_name_lengths(key: str, target: Path, existing: Path) -> None:
+    """The names ``target`` adds below its nearest ``existing`` folder fit the file system
+    there (ENAMETOOLONG would come only when the job first writes)."""
+    try:
+        name_max = os.pathconf(existing if existing.is_dir() else existing.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return
+    missing = target.parts[len(existing.parts) :] if target != existing else (target.name,)
+    longest = max(missing, key=lambda n: len(os.fsencode(n)), default="")
+    if len(os.fsencode(longest)) > name_max:
+        raise UserError(
+            f"config key '{key}': a name in it is {len(os.fsencode(longest))} bytes long, more "
+            f"than the {name_max} this file system allows; give a shorter {key}"
+        )
 
 
 def override_error(exc: Exception) -> str | None:

@@ -14,6 +14,7 @@ every ``error`` (an exception's message may quote a server reply or a config val
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -26,10 +27,12 @@ from benchmark.context_files import ContextFiles
 from benchmark.judge.base import CriterionResult, Judgment
 from benchmark.redaction import scrub_strings
 from benchmark.results import JobResult, PointResult, ProbeResult, leading_columns
-from benchmark.run_record import columns
+from benchmark.run_record import RunRecord, columns
+from benchmark.storage import write_atomic, writing
 
 _ERRORS = frozenset({"error"})
 RUN_FILES = "run_files"  # the folder in the job's Hydra output folder
+RECORD_FILE = "run_record.json"  # the run, when the store refused it (``keep_record``)
 REASONING_CHARS = 300  # of a judgment's reasoning in its table row (all of it: judgments.jsonl)
 
 
@@ -42,23 +45,44 @@ def job_files(result: JobResult, resolved_config: dict[str, Any]) -> dict[str, s
     return files
 
 
+def output_dir() -> Path | None:
+    """This job's Hydra output folder; None outside a Hydra job."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return None
+    try:
+        found = HydraConfig.get().runtime.output_dir
+    except Exception:  # a Hydra config left from a --cfg call: it has no output folder
+        return None
+    return Path(found) if found else None
+
+
 def run_folder() -> tuple[Path, tempfile.TemporaryDirectory[str] | None]:
     """Where a job streams its run files: ``run_files/`` in Hydra's output folder, emptied
     (it is the job's own), or a temporary folder outside Hydra (returned, to keep alive)."""
-    from hydra.core.hydra_config import HydraConfig
-
-    output_dir = None
-    if HydraConfig.initialized():
-        try:
-            output_dir = HydraConfig.get().runtime.output_dir
-        except Exception:  # a Hydra config left from a --cfg call: it has no output folder
-            output_dir = None
-    if output_dir:
-        folder = Path(output_dir) / RUN_FILES
+    found = output_dir()
+    if found is not None:
+        folder = found / RUN_FILES
         shutil.rmtree(folder, ignore_errors=True)  # a rerun in the same folder starts empty
         return folder, None
     temporary = tempfile.TemporaryDirectory(prefix="benchmark-run-")
     return Path(temporary.name), temporary
+
+
+def keep_record(record: RunRecord) -> str:
+    """The run ``record`` could not be logged: keep it as ``run_record.json`` in the job's
+    output folder (redacted, as logged), beside its run files. Says where, for the error
+    line; a record no folder can take leaves the scorecard printed above."""
+    found = output_dir()
+    if found is None:
+        return "nothing of the job was kept but the scorecard above"
+    path = found / RECORD_FILE
+    try:
+        write_atomic(path, record.model_dump_json(indent=1))
+    except OSError as exc:
+        return f"the job's results could not be kept in {found} either ({exc.strerror or exc})"
+    return f"the job's results are kept in {path} and {found / RUN_FILES}"
 
 
 class RunFiles:
@@ -91,6 +115,10 @@ class RunFiles:
 
     def point(self, point: PointResult) -> PointResult:
         """Write ``point``'s files; return it as the job keeps it (``lean``)."""
+        with writing(self.folder):  # a full disk names the folder
+            return self._point(point)
+
+    def _point(self, point: PointResult) -> PointResult:
         pid = f"{point.point.transcript_id}/point_{point.point.ordinal}"
         readable = self._contexts.write(point)
         for r in point.probes:
@@ -122,12 +150,21 @@ class RunFiles:
         self._listed += 1
 
     def close(self) -> None:
-        """Finish ``probes.json`` and close every file (safe to call twice)."""
-        if not self._probes.closed:
-            self._probes.write("\n]" if self._listed else "[]")
-        for file in (self._probes, self._answers, self._judgments, self._records):
-            if file is not None:
-                file.close()
+        """Finish ``probes.json`` and close every file (safe to call twice; a close the
+        disk refuses still closes the others, then raises naming the folder)."""
+        refused: list[OSError] = []
+        with writing(self.folder):
+            if not self._probes.closed:
+                with contextlib.suppress(OSError):  # close says so, below
+                    self._probes.write("\n]" if self._listed else "[]")
+            for file in (self._probes, self._answers, self._judgments, self._records):
+                try:
+                    if file is not None:
+                        file.close()  # closed even when its last flush fails
+                except OSError as exc:
+                    refused.append(exc)
+            if refused:
+                raise refused[0]
 
 
 def judgment_row(result: ProbeResult, policy: str, context: str) -> dict[str, object]:

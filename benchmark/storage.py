@@ -8,11 +8,14 @@ the caches wrote and nothing else.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +29,24 @@ ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json|\.[0-9a-f]{16}\..+\.tmp")
 # The caches' folders under ``cache.dir``.
 PROBE_DIR = "probes"
 SESSION_DIR = "sessions"
+
+
+# What a write can meet that the user, not the code, must fix (``benchmark.disk_errors``).
+WRITE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENAMETOOLONG}
+)
+
+
+@contextmanager
+def writing(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Writes in the block are under ``path``: an ``OSError`` without a file name (a
+    ``write`` or ``close`` on a full disk) is raised again naming it."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno in WRITE_ERRNOS:
+            raise OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(path)) from exc
+        raise
 
 
 def entry_key(depends_on: dict[str, Any]) -> str:
@@ -57,11 +78,12 @@ def entries(folder: Path) -> list[Path]:
 
 
 def write_atomic(path: Path, body: str) -> None:
-    """Write ``body`` to ``path`` via a temp file in the same folder and ``os.replace``."""
+    """Write ``body`` to ``path`` via a temp file in the same folder and ``os.replace``
+    (a full disk names ``path``: ``writing``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with writing(path), os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(body)
         os.replace(tmp, path)
     except BaseException:

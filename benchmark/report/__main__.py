@@ -69,6 +69,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    from benchmark.tracking import telemetry
+
+    telemetry.apply()  # no usage events unless MLFLOW_DISABLE_TELEMETRY=false asks for them
     # MLflow draws a progress bar per downloaded artifact; one per run is noise here.
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     from benchmark.report import build_report, client_for, select

@@ -41,6 +41,11 @@ class TrackingConfig(BaseModel):
         description="sample CPU, memory, disk and network into the run (system/*) while the "
         "job runs, every SYSTEM_METRICS_INTERVAL_S seconds (needs psutil)",
     )
+    telemetry: bool = Field(
+        False,
+        description="let MLflow send its usage telemetry (off by default: no network unless "
+        "asked; MLFLOW_DISABLE_TELEMETRY or DO_NOT_TRACK in the environment wins)",
+    )
 
     @field_validator("uri")
     @classmethod

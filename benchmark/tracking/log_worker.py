@@ -49,25 +49,28 @@ def serve(inp: TextIO, out: TextIO) -> int:
     from benchmark.tracking.store_check import preload
 
     tracking = TrackingConfig.model_validate_json(line)
+    from benchmark.tracking import telemetry
+
+    telemetry.apply(tracking.telemetry)  # inherited from the job already: this restates it
     preload()  # the seconds of imports, touching no store
     line = inp.readline()
     if not line:  # the job stopped before its work: leave the store untouched
         return 0
     start = json.loads(line)
     opened: list[str] = []
-    code = _answer(out, lambda: _open(tracking, start, opened))
+    code = _answer(out, lambda: _open(tracking, start, opened), tracking)
     line = inp.readline() if code == 0 else ""
     message = json.loads(line) if line else {"end": "KILLED"}  # the parent went away
     if "end" in message:  # the job failed or stopped before its record: no run stays RUNNING
         if opened:
-            _answer(out, lambda: _end(message["end"], opened[0]))
+            _answer(out, lambda: _end(message["end"], opened[0]), tracking)
         return code
     from benchmark.run_record import RunRecord
     from benchmark.tracking.sweep import SweepInfo
 
     record = RunRecord.model_validate(message["record"])
     sweep = SweepInfo.model_validate(message["sweep"]) if message.get("sweep") else None
-    return _answer(out, lambda: _log(record, tracking, sweep, opened[0]))
+    return _answer(out, lambda: _log(record, tracking, sweep, opened[0]), tracking)
 
 
 def _open(tracking: TrackingConfig, start: dict[str, Any], opened: list[str]) -> dict[str, Any]:
@@ -87,15 +90,22 @@ def _end(status: str, run_id: str) -> dict[str, Any]:
     return {"ended": status, "run_id": run_id}
 
 
-def _answer(out: TextIO, step: Callable[[], dict[str, Any]]) -> int:
-    """Run one step and send its reply: its result, a user error's line, or a traceback.
-    The exit code, should the child end there."""
+def _answer(out: TextIO, step: Callable[[], dict[str, Any]], tracking: TrackingConfig) -> int:
+    """Run one step and send its reply: its result, a user error's line (a write the disk
+    refused is one too), or a traceback. The exit code, should the child end there."""
+    from benchmark.tracking.mlflow_store import refused_write
+    from benchmark.tracking.tracking_uri import local_store
+
     try:
         reply = step()
     except UserError as exc:
         _reply(out, error=str(exc))
         return 2
-    except Exception:
+    except Exception as exc:
+        refused = refused_write(exc, local_store(tracking))
+        if refused is not None:
+            _reply(out, error=str(refused))
+            return 2
         _reply(out, crash=traceback.format_exc())
         return 1
     _reply(out, **reply)

@@ -5,13 +5,17 @@ store is ``sqlite:///mlruns/mlflow.db`` with artifacts in ``mlruns/artifacts``.
 A fresh store spends seconds on schema migrations; ``prepare_store`` does that,
 and creates the experiment, under one lock shared by every process
 (``store_check.py``), so jobs started together never race on it, and a broken store
-is named in one line before any work. With ``tracking.uri`` the server owns its
-store: jobs only make sure the experiment exists.
+is named in one line before any work. A ``sqlite:`` ``tracking.uri`` is such a store too
+(``tracking_uri.local_store``). With any other ``tracking.uri`` the server (or database)
+owns its store: jobs check it can be reached, then only make sure the experiment exists.
 """
 
 from __future__ import annotations
 
+import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,11 +24,18 @@ from urllib.request import getproxies, proxy_bypass
 from benchmark import interrupt
 from benchmark.errors import UserError
 from benchmark.tracking.config import TrackingConfig
-from benchmark.tracking.store_check import DB_NAME, check_sqlite, open_store, preload, store_lock
+from benchmark.tracking.store_check import check_sqlite, open_store, preload, store_lock
+from benchmark.tracking.tracking_uri import (
+    LocalStore,
+    check_reachable_host,
+    check_uri,
+    local_store,
+    store_dir_store,
+)
 
 
 def tracking_uri(store_dir: str | Path) -> str:
-    return f"sqlite:///{Path(store_dir).resolve() / DB_NAME}"
+    return store_dir_store(store_dir).uri
 
 
 def store_uri(tracking: TrackingConfig) -> str:
@@ -35,22 +46,34 @@ def store_uri(tracking: TrackingConfig) -> str:
 def prepare_tracking(tracking: TrackingConfig) -> str:
     """Point MLflow at the configured store or server and make sure the experiment exists;
     returns the experiment id."""
-    if tracking.uri is None:
-        return prepare_store(tracking.store_dir, tracking.experiment)
+    store = local_store(tracking)
+    if store is not None:
+        check_uri(tracking)
+        return _prepare_local(store, tracking.experiment)
+    assert tracking.uri is not None
     return prepare_server(tracking.uri, tracking.experiment)
 
 
 def check_tracking(tracking: TrackingConfig) -> None:
     """What ``prepare_tracking`` would refuse that can be told without MLflow, in
-    milliseconds: a store folder that cannot be used, a store file that is not one of ours
-    (``check_sqlite``), a server that does not answer."""
-    if tracking.uri is not None:
+    milliseconds (a server: seconds at most): a URI MLflow cannot use (``check_uri``), a
+    store folder that cannot be used, a store file that is not one of ours or cannot be
+    written (``check_sqlite``), a server or database host that does not answer."""
+    check_uri(tracking)
+    store = local_store(tracking)
+    if store is None:
+        assert tracking.uri is not None
         check_reachable(tracking.uri)
+        check_reachable_host(tracking.uri)
         return
-    shown = Path(tracking.store_dir)
-    store = shown.resolve()
-    with store_lock(store, shown):
-        check_sqlite(store / DB_NAME, shown / DB_NAME)
+    with store_lock(store):
+        check_sqlite(store)
+
+
+def locked(tracking: TrackingConfig) -> Any:
+    """The local store's lock (held across processes), or nothing for a server."""
+    store = local_store(tracking)
+    return nullcontext() if store is None else store_lock(store)
 
 
 # MLflow 3.x shows an experiment without a kind as a GenAI one: it opens on an empty traces
@@ -69,37 +92,59 @@ def prepare_store(store_dir: str | Path, experiment: str) -> str:
 
     Once per process: MLflow keeps the opened store, which a later open reuses.
     """
+    return _prepare_local(store_dir_store(store_dir), experiment)
+
+
+def _prepare_local(store: LocalStore, experiment: str) -> str:
+    """Open (create, migrate) the store and the experiment under the store's lock; once
+    per process and store."""
     import mlflow
 
-    store = Path(store_dir).resolve()
-    known = _PREPARED.get((store, experiment))
-    if known is not None and (store / DB_NAME).exists():
-        mlflow.set_tracking_uri(tracking_uri(store))
+    known = _PREPARED.get((store.db, experiment))
+    if known is not None and store.db.exists():
+        mlflow.set_tracking_uri(store.uri)
         return known
-    _PREPARED[(store, experiment)] = found = _prepare(Path(store_dir), experiment)
+    preload()
+    with store_lock(store), _refused_writes(store):
+        with interrupt.deferred():  # a signal waits for the migration: halfway, it is broken
+            open_store(store)
+        mlflow.set_tracking_uri(store.uri)
+        found = _ensure_experiment(experiment, store.artifacts)
+    _PREPARED[(store.db, experiment)] = found
     return found
 
 
-def _prepare(store_dir: Path, experiment: str) -> str:
-    """Open (create, migrate) the store and the experiment under the store's lock."""
-    import mlflow
+@contextmanager
+def _refused_writes(store: LocalStore) -> Iterator[None]:
+    """A full disk or a read-only store met while writing is one line naming its key."""
+    try:
+        yield
+    except UserError:
+        raise
+    except Exception as exc:
+        refused = refused_write(exc, store)
+        if refused is None:
+            raise
+        raise refused from None
 
-    store = store_dir.resolve()
-    preload()
-    with store_lock(store, store_dir):
-        with interrupt.deferred():  # a signal waits for the migration: halfway, it is broken
-            open_store(tracking_uri(store), store / DB_NAME, store_dir / DB_NAME)
-        mlflow.set_tracking_uri(tracking_uri(store))
-        return _ensure_experiment(experiment, (store / "artifacts").as_uri())
+
+def refused_write(exc: BaseException, store: LocalStore | None) -> UserError | None:
+    """``exc`` as one line when it is a write the disk refused (``disk_errors``): with a
+    local ``store`` (``local_store(tracking)``), naming its key and folder."""
+    from benchmark import disk_errors
+
+    if store is None:
+        return disk_errors.user_error(exc)
+    return disk_errors.user_error(exc, store.key, store.db.parent)
 
 
 def open_local_store(store_dir: str | Path) -> Any:
     """An MlflowClient on the existing store under ``store_dir``, checked and opened under its
-    lock (for readers such as the report)."""
-    store = Path(store_dir).resolve()
+    lock (for readers such as the report, which may read a store it cannot write)."""
+    store = store_dir_store(store_dir)
     preload()
-    with store_lock(store, Path(store_dir)):
-        return open_store(tracking_uri(store), store / DB_NAME, Path(store_dir) / DB_NAME)
+    with store_lock(store):
+        return open_store(store, write=False)
 
 
 def _ensure_experiment(experiment: str, artifact_location: str | None) -> str:
@@ -130,18 +175,29 @@ def prepare_server(uri: str, experiment: str) -> str:
     """Use the tracking server at ``uri``; create the experiment there unless it exists."""
     import mlflow
 
+    check_uri(TrackingConfig(uri=uri))
+    bound_http()
     check_reachable(uri)
+    check_reachable_host(uri)
     mlflow.set_tracking_uri(uri)
     known = _PREPARED_SERVERS.get((uri, experiment))
     if known is None:
-        _PREPARED_SERVERS[(uri, experiment)] = known = _ensure_experiment(experiment, None)
+        try:
+            known = _ensure_experiment(experiment, None)
+        except Exception as exc:  # noqa: BLE001 - MLflow's, the driver's, the network's
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UserError(
+                f"config key 'tracking.uri': MLflow cannot use it ({first[:300]})"
+            ) from None
+        _PREPARED_SERVERS[(uri, experiment)] = known
     return known
 
 
 def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
-    """Fail in one line when an http(s) server does not answer, instead of MLflow's minutes of
-    retries. Other URI schemes (databricks, a database) and servers behind a proxy are left to
-    MLflow: only the proxy could tell."""
+    """Fail in one line when an http(s) server does not answer, or (plain http) answers its
+    health check with a server error or not within ``timeout_s``, instead of MLflow's
+    minutes of retries. Other URI schemes (databricks, a database) and servers behind a
+    proxy are left to MLflow (and ``tracking_uri.check_reachable_host``)."""
     parts = urlsplit(uri)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return
@@ -156,3 +212,52 @@ def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
             f"tracking server {uri} is not reachable ({exc.strerror or exc}); start one with "
             "`mlflow server --host HOST --port PORT` or set tracking.uri / MLFLOW_TRACKING_URI"
         ) from None
+    if parts.scheme == "http":  # https: MLflow's own TLS settings decide what verifies
+        _check_health(uri, parts.hostname, port, parts.path.rstrip("/"), timeout_s)
+
+
+# A cheap read every MLflow tracking server answers (200; 401 or 403 behind a login).
+PROBE_PATH = "/api/2.0/mlflow/experiments/search?max_results=1"
+
+
+def _check_health(uri: str, host: str, port: int, prefix: str, timeout_s: float) -> None:
+    """``GET <uri>`` + ``PROBE_PATH`` answers within ``timeout_s``, is no server error and
+    not 404 (no MLflow API there): else MLflow would fail only when the run is logged."""
+    import http.client
+
+    conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
+    try:
+        conn.request("GET", f"{prefix}{PROBE_PATH}")
+        status = conn.getresponse().status
+    except (OSError, http.client.HTTPException) as exc:
+        why = f"no answer within {timeout_s:g} s" if isinstance(exc, TimeoutError) else str(exc)
+        raise UserError(
+            f"tracking server {uri} does not answer ({why or type(exc).__name__}); check that "
+            "it is an MLflow server, or set tracking.uri"
+        ) from None
+    finally:
+        conn.close()
+    if status >= 500:
+        raise UserError(
+            f"tracking server {uri} answers with server error {status}; check its log, or set "
+            "tracking.uri"
+        )
+    if status == 404:
+        raise UserError(
+            f"tracking server {uri} has no MLflow API (404 on {PROBE_PATH.split('?')[0]}); "
+            "check the address, or set tracking.uri"
+        )
+
+
+# MLflow retries a failing server for minutes by default (7 retries, backoff 2, 120 s
+# timeout); a job waits a bounded time instead. The user's own settings win.
+HTTP_DEFAULTS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "3",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+}
+
+
+def bound_http() -> None:
+    for name, value in HTTP_DEFAULTS.items():
+        os.environ.setdefault(name, value)

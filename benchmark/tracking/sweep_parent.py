@@ -12,12 +12,11 @@ so it carries the report's tag: comparisons skip it as they skip any report run.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from benchmark.redaction import scrub_setting
 from benchmark.tracking.config import TrackingConfig
-from benchmark.tracking.store_check import store_lock
+from benchmark.tracking.mlflow_store import locked
 from benchmark.tracking.sweep import SWEEP_ID_TAG, SweepInfo
 
 PARENT_TAG = "sweep_parent"  # the resolved sweep folder, on its parent run only
@@ -51,10 +50,7 @@ def parent_run(tracking: TrackingConfig, experiment_id: str, sweep: SweepInfo) -
     from mlflow import MlflowClient
 
     client = MlflowClient()
-    if tracking.uri is not None:
-        return _find_or_create(client, experiment_id, sweep)
-    shown = Path(tracking.store_dir)
-    with store_lock(shown.resolve(), shown):
+    with locked(tracking):  # a server: no lock of ours (see _find_or_create)
         return _find_or_create(client, experiment_id, sweep)
 
 
