@@ -342,5 +342,20 @@ def check_output_overrides(argv: list[str]) -> None:
             check_writable(key, literal if literal == value else os.path.dirname(literal) or ".")
 
 
+def _leave(code: object) -> NoReturn:
+    """End the process now, after a signal's line: Python puts the default handlers back
+    while it shuts down, so a further signal then would kill it (exit -2, not 130). Runs
+    are ended and the line printed already; logs are flushed here."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code if isinstance(code, int) else 1)
+
+
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except SystemExit as exc:
+        if interrupt.received() is None:
+            raise
+        _leave(exc.code)

@@ -252,10 +252,12 @@ def settled_runs(store: Path, still_running_ok: bool = False) -> list:
 
 def assert_store_opens(store: Path) -> None:
     """The store is not refused: it opens as a job opens it (checked, migrated if needed)."""
-    from benchmark.tracking.store_check import DB_NAME, open_store, store_lock
+    from benchmark.tracking.store_check import open_store, store_lock
+    from benchmark.tracking.tracking_uri import store_dir_store
 
-    with store_lock(store, store):
-        open_store(f"sqlite:///{store / DB_NAME}", store / DB_NAME, store)
+    local = store_dir_store(store)
+    with store_lock(local):
+        open_store(local)
 
 
 LABEL = {INT: "Ctrl-C", TERM: "SIGTERM", HUP: "SIGHUP"}
