@@ -46,6 +46,7 @@ from benchmark.stub.faults import (
     FaultMix,
     StubStats,
 )
+from benchmark.stub.hostile import serve as serve_hostile
 from benchmark.stub.local import Generated, LocalMode, LocalServer, LocalStats
 from benchmark.stub.refusals import Route, fault_response, refuse
 
@@ -321,6 +322,12 @@ class OpenAIStub:
                 outcome = default_reply(body)
         if isinstance(outcome, Fault):
             self._count(fault=outcome)
+            if outcome.kind == "hostile":
+                closing = partial(getattr, self, "_closing")
+                chat = route == "chat"
+                return await serve_hostile(
+                    outcome, request, body, serial, chat, self._sleep, closing
+                )
             return fault_response(outcome, body, serial, route)
         self._count()
         if route == "responses":
