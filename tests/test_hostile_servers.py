@@ -30,7 +30,7 @@ from benchmark.pipeline import run_job
 from benchmark.stub import DELETE, scripted_reply
 
 LIMIT_S = 60  # no case may take longer
-KEY = "sk-hostile-0123456789abcdef"
+KEY = "zq7hostilekey0123456789"  # no known key shape: scrubbed as the variable's value
 Reply = Callable[[dict], object]
 
 
@@ -128,6 +128,8 @@ def judge_fails(stub: OpenAIStub, reply: Reply, job, tmp_path, *extra: str) -> s
     assert "100.0% of probes failed" in line and "judge call to gpt4o failed" in line
     found = judgments(tmp_path)
     assert found and all(j["failed"] and j["error"] for j in found)
+    for path in (tmp_path / "run").rglob("*"):
+        assert not path.is_file() or KEY[:8].encode() not in path.read_bytes(), path
     return line
 
 
@@ -170,6 +172,16 @@ BAD_REPLIES: list[tuple[str, Reply, str]] = [
         "error-with-200",
         lambda body: Fault.json({"error": {"message": "model overloaded\n\x1b[31mred"}}),
         "answered 200 with an error: model overloaded",
+    ),
+    (
+        "key-echoed-in-html",
+        lambda body: Fault.raw(f"<html>bad key {KEY}</html>", "text/html"),
+        "text/html",
+    ),
+    (
+        "key-echoed-in-200-error",
+        lambda body: Fault.json({"error": f"Incorrect API key provided: {KEY}"}),
+        "Incorrect API key provided",
     ),
     (
         "gzip-not-gzip",
@@ -218,6 +230,25 @@ def test_a_failing_transport_fails_its_probes_in_bounded_time(
     assert expected in line, line
     assert len(line) < 1200  # a 3 MB error page is not quoted
     assert time.monotonic() - start < 30
+
+
+ANSWERER_FAULTS: list[tuple[str, Reply, str]] = [
+    ("content-object", scripted_with("choices.0.message.content", {"a": 1}), "an object"),
+    ("reset", lambda body: Fault.hostile("reset"), "APIConnectionError"),
+    ("trickle", lambda body: Fault.hostile("trickle", seconds=0.2), "deadline_s"),
+]
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"), [c[1:] for c in ANSWERER_FAULTS], ids=[c[0] for c in ANSWERER_FAULTS]
+)
+def test_the_answerer_endpoint_fails_the_same_way(openai_stub, job, tmp_path, reply, expected):
+    openai_stub.reply = reply
+    code, err = job(job_args(tmp_path, *endpoint("answerer", openai_stub.base_url)))
+    assert code == 1, err[-3000:]
+    line = error_line(err)
+    assert "answerer call to gpt4o failed" in line and expected in line, line
+    assert all(a["failed"] and a["error"] for a in answers(tmp_path))
 
 
 def test_a_trickling_server_is_bounded_at_preflight_too(openai_stub, job, tmp_path):
