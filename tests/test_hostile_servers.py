@@ -11,6 +11,7 @@ jobs run through ``benchmark.__main__.main`` (a few as a real ``python -m benchm
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -200,6 +201,30 @@ def test_an_unusable_reply_fails_its_probe_in_one_line(openai_stub, job, tmp_pat
     line = judge_fails(openai_stub, reply, job, tmp_path)
     assert expected in line, line
     assert "\x1b" not in line
+
+
+def test_hostile_replies_fail_only_their_probes_the_rest_are_kept(openai_stub, job, tmp_path):
+    """Some calls meet a hostile reply, the others a good one: under a tolerant
+    fail_on_error the job ends 0, failed and scored probes both recorded."""
+    faults = [
+        Fault.hostile("reset"),
+        Fault.patched("choices.0.message.content", {"x": 1}),
+        Fault.raw("<html></html>", "text/html"),
+    ]
+
+    def reply(body: dict) -> object:
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).digest()
+        pick = digest[0] % (len(faults) + 2)  # the same for a call's retry
+        return faults[pick] if pick < len(faults) else scripted_reply(body)
+
+    openai_stub.reply = reply
+    overrides = [*endpoint("judge", openai_stub.base_url), "execution.fail_on_error=1.0"]
+    code, err = job(job_args(tmp_path, *overrides))
+    assert code == 0, err[-3000:]
+    assert not [line for line in err.splitlines() if line.startswith("error:")]
+    found = judgments(tmp_path)
+    assert any(j["failed"] for j in found) and any(not j["failed"] for j in found)
+    assert all(j["score"] is not None for j in found if not j["failed"])
 
 
 # -- the transport: resets, cut bodies, silence, trickles, storms --------------------------

@@ -184,7 +184,7 @@ def _status_error(url: str, status: int, headers: dict[str, str], text: str) -> 
         status, headers=headers, content=text.encode(), request=httpx.Request("POST", url)
     )
     cls = _STATUS_ERRORS.get(status, openai.InternalServerError if status >= 500 else None)
-    message = f"Error code: {status} - {clip(str(body), 300, first_line=True)}"
+    message = f"Error code: {status} - {clip(str(body), 1000, first_line=True)}"
     if cls is None:
         return openai.APIStatusError(message, response=response, body=data)
     return cls(message, response=response, body=data)
