@@ -119,11 +119,13 @@ def disk_use(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def judge_fails(stub: OpenAIStub, reply: Reply, job, tmp_path, *extra: str) -> str:
+def judge_fails(
+    stub: OpenAIStub, reply: Reply, job, tmp_path, *extra: str, **settings: object
+) -> str:
     """Every judge reply is ``reply``'s: the job ends in exit 1 (all probes failed, over
     fail_on_error), the error line returned; every probe's failure is recorded."""
     stub.reply = reply
-    code, err = job(job_args(tmp_path, *endpoint("judge", stub.base_url), *extra))
+    code, err = job(job_args(tmp_path, *endpoint("judge", stub.base_url, **settings), *extra))
     assert code == 1, err[-3000:]
     line = error_line(err)
     assert "100.0% of probes failed" in line and "judge call to gpt4o failed" in line
@@ -230,28 +232,33 @@ def test_hostile_replies_fail_only_their_probes_the_rest_are_kept(openai_stub, j
 # -- the transport: resets, cut bodies, silence, trickles, storms --------------------------
 
 
-TRANSPORT: list[tuple[str, Reply, str]] = [
-    ("reset", lambda body: Fault.hostile("reset"), "APIConnectionError"),
-    ("cut-chunked-body", lambda body: Fault.hostile("cut"), "APIConnectionError"),
-    ("never-answers", lambda body: Fault.hang(30), "no reply bytes for 2 s"),
-    ("trickle", lambda body: Fault.hostile("trickle", seconds=0.2), "within 3 s"),
-    ("429-storm", lambda body: Fault.status(429, retry_after=0.01), "RateLimitError"),
+# Short limits where the case waits for one: a request given up at 1 s, twice.
+SHORT_READ = {"timeout_s": 1}
+SHORT_DEADLINE = {"++deadline_s": 1}
+TRICKLE = Fault.hostile("trickle", seconds=0.2)
+TRANSPORT: list[tuple[str, Reply, str, dict[str, object]]] = [
+    ("reset", lambda body: Fault.hostile("reset"), "APIConnectionError", {}),
+    ("cut-chunked-body", lambda body: Fault.hostile("cut"), "APIConnectionError", {}),
+    ("never-answers", lambda body: Fault.hang(30), "no reply bytes for 1 s", SHORT_READ),
+    ("trickle", lambda body: TRICKLE, "within 1 s (the endpoint's deadline_s)", SHORT_DEADLINE),
+    ("429-storm", lambda body: Fault.status(429, retry_after=0.01), "RateLimitError", {}),
     (
         "503-storm-html",
         lambda body: Fault.raw("<html>" + "x" * 3_000_000, "text/html", status=503),
         "InternalServerError",
+        {},
     ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("reply", "expected"), [c[1:] for c in TRANSPORT], ids=[c[0] for c in TRANSPORT]
+    ("reply", "expected", "settings"), [c[1:] for c in TRANSPORT], ids=[c[0] for c in TRANSPORT]
 )
 def test_a_failing_transport_fails_its_probes_in_bounded_time(
-    openai_stub, job, tmp_path, reply, expected
+    openai_stub, job, tmp_path, reply, expected, settings
 ):
     start = time.monotonic()
-    line = judge_fails(openai_stub, reply, job, tmp_path)
+    line = judge_fails(openai_stub, reply, job, tmp_path, **settings)
     assert expected in line, line
     assert len(line) < 1200  # a 3 MB error page is not quoted
     assert time.monotonic() - start < 30
@@ -260,7 +267,7 @@ def test_a_failing_transport_fails_its_probes_in_bounded_time(
 ANSWERER_FAULTS: list[tuple[str, Reply, str]] = [
     ("content-object", scripted_with("choices.0.message.content", {"a": 1}), "an object"),
     ("reset", lambda body: Fault.hostile("reset"), "APIConnectionError"),
-    ("trickle", lambda body: Fault.hostile("trickle", seconds=0.2), "deadline_s"),
+    ("trickle", lambda body: TRICKLE, "deadline_s"),
 ]
 
 
@@ -269,7 +276,8 @@ ANSWERER_FAULTS: list[tuple[str, Reply, str]] = [
 )
 def test_the_answerer_endpoint_fails_the_same_way(openai_stub, job, tmp_path, reply, expected):
     openai_stub.reply = reply
-    code, err = job(job_args(tmp_path, *endpoint("answerer", openai_stub.base_url)))
+    overrides = endpoint("answerer", openai_stub.base_url, **SHORT_DEADLINE)
+    code, err = job(job_args(tmp_path, *overrides))
     assert code == 1, err[-3000:]
     line = error_line(err)
     assert "answerer call to gpt4o failed" in line and expected in line, line
@@ -283,11 +291,11 @@ def test_a_trickling_server_is_bounded_at_preflight_too(openai_stub, job, tmp_pa
     start = time.monotonic()
     line = judge_fails(
         openai_stub,
-        lambda body: Fault.hostile("trickle", seconds=0.2),
+        lambda body: TRICKLE,
         job,
         tmp_path,
         "judge.endpoint.model=gpt-4o",
-        "++judge.endpoint.preflight=true",
+        **{**SHORT_DEADLINE, "++preflight": "true"},
     )
     assert "deadline_s" in line
     assert time.monotonic() - start < 30
