@@ -449,3 +449,52 @@ def test_fifty_megabyte_replies_are_not_read_nor_stored(openai_stub, tmp_path, m
     metrics = run.data.metrics
     assert metrics["probes/failed"] == metrics["probes/total"] > 0
     assert metrics["llm/judge/retries"] == 0  # a too-large reply is not asked again
+
+
+# -- the client alone: a cache filled by an older version, kept calls ----------------------
+
+
+def test_an_unusable_cached_reply_is_asked_again(openai_stub, tmp_path, monkeypatch):
+    """An entry no reply could make now (text 42, written by an older version that kept a
+    number as text) is a miss: the server is asked, the good reply replaces it."""
+    from benchmark.llm import Endpoint, LLMClient, UsageLedger
+    from benchmark.llm.reply_cache import ResponseCache
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    ep = Endpoint(name="e", model="m", base_url=openai_stub.base_url, max_retries=0)
+    messages = [{"role": "user", "content": "one two"}]
+    with ResponseCache(tmp_path) as cache:
+        client = LLMClient(ep, "answerer", UsageLedger(keep_calls=True), cache)
+        first, _ = client.complete(messages)  # fills the cache
+        ((key, _),) = [(k, v) for k, v in _entries(tmp_path)]
+        cache.put(key, 0, {"text": 42, "input_tokens": -3}, model="m", role="answerer")
+        again, _ = client.complete(messages)
+        assert again.text == first.text and len(openai_stub.requests) == 2
+        assert cache.get(key)["text"] == first.text
+        calls = client.ledger.calls()
+        assert all(isinstance(c.reply, str) and c.input_tokens >= 0 for c in calls)
+        client.close()
+
+
+def _entries(folder: Path) -> list[tuple[str, str]]:
+    import sqlite3
+
+    from benchmark.llm.reply_cache import FILENAME
+
+    with sqlite3.connect(folder / FILENAME) as db:
+        return list(db.execute("SELECT key, value FROM responses"))
+
+
+def test_a_kept_call_holds_at_most_a_preview_of_a_long_reply(openai_stub, monkeypatch):
+    from benchmark.llm import Endpoint, LLMClient, UsageLedger
+    from benchmark.llm.usage import TRACE_REPLY_CHARS
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    openai_stub.reply = lambda body: "y" * 300_000
+    ep = Endpoint(name="e", model="m", base_url=openai_stub.base_url, max_retries=0)
+    client = LLMClient(ep, "answerer", UsageLedger(keep_calls=True))
+    completion, _ = client.complete([{"role": "user", "content": "go"}])
+    assert len(completion.text) == 300_000  # the caller gets it whole (under the cap)
+    (call,) = client.ledger.calls()
+    assert len(call.reply) < TRACE_REPLY_CHARS + 100 and "not kept here" in call.reply
+    client.close()

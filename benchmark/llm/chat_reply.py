@@ -149,5 +149,14 @@ def sane_value(value: dict[str, Any], max_chars: int, where: str) -> dict[str, A
     }
 
 
+def usable_hit(hit: dict[str, Any], max_chars: int, where: str) -> dict[str, Any] | None:
+    """A cached reply read as a sent one is now (a cache filled by an older version may
+    hold any reply text); None: unusable, to be asked again."""
+    try:
+        return sane_value(hit, max_chars, where)
+    except MalformedReply:
+        return None
+
+
 def _described(choices: object) -> str:
     return "empty" if choices == [] else f"is {kind_of(choices)}, not a list"

@@ -25,10 +25,10 @@ from typing import Any, TypeVar
 
 import openai
 
-from benchmark.llm.chat_reply import read_chat_reply, sane_value
+from benchmark.llm.chat_reply import read_chat_reply, sane_value, usable_hit
 from benchmark.llm.completion import Completion
 from benchmark.llm.endpoint import Endpoint, normalise_base_url
-from benchmark.llm.http import ChatTransport, DeadlineExceeded
+from benchmark.llm.http import ChatTransport, within_deadline
 from benchmark.llm.loop import _Loop
 from benchmark.llm.reach import (
     CONNECT_TRIES,
@@ -268,16 +268,19 @@ class LLMClient:
             data = body_text(body).encode()  # the key hashes it; the chat path sends it as is
             key = self._cache_key(api, body, data)
             hit = self.cache.get(key, attempt)
-            if hit is not None:
-                if not hit.get(REFUSED):
-                    account(time.time_ns(), hit, cached=True)
+            if hit is not None and hit.get(REFUSED):
+                return hit
+            if hit is not None and (hit := usable_hit(hit, *self._cap)) is not None:
+                account(time.time_ns(), hit, cached=True)
                 return hit
         async with self._slot():
             if self._reach.dead is not None:  # known unreachable: no call, no wait
                 raise self._unreachable()
             start = time.time_ns()
             try:
-                value = sane_value(await self._within_deadline(send, body, data), *self._cap)
+                # The read timeout restarts at every byte: a trickle meets the deadline.
+                sent = within_deadline(self.endpoint, send(body, data))
+                value = sane_value(await sent, *self._cap)
             except openai.APIStatusError as exc:  # the server answered: it is reachable
                 self._reach.reached = True
                 account(start, None, error=_describe(exc, self._key_names))
@@ -302,18 +305,6 @@ class LLMClient:
         if key is not None and self.cache is not None:
             self.cache.put(key, attempt, value, model=self.endpoint.model, role=self.role)
         return value
-
-    async def _within_deadline(
-        self, send: Send, body: dict[str, Any], data: bytes | None
-    ) -> dict[str, Any]:
-        """``send``, given up at the endpoint's total deadline: the read timeout restarts at
-        every byte, so a server trickling bytes would otherwise hold the call forever."""
-        seconds = self.endpoint.request_deadline_s
-        try:
-            async with asyncio.timeout(seconds):
-                return await send(body, data)
-        except TimeoutError:  # the transports turn their own timeouts into the SDK's
-            raise DeadlineExceeded(seconds, shown_url(self.endpoint.base_url)) from None
 
     @property
     def _cap(self) -> tuple[int, str]:

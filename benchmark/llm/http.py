@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import aiohttp
 import openai
 
-from benchmark.llm.endpoint import normalise_base_url
+from benchmark.llm.endpoint import Endpoint, normalise_base_url
+from benchmark.llm.reach import shown_url
 from benchmark.llm.retry import MalformedReply
 from benchmark.redaction import clip
 
@@ -27,6 +29,7 @@ try:  # the HTTP models the SDK's exceptions carry
 except ImportError:  # pragma: no cover - older SDKs
     import httpx  # type: ignore[no-redef]
 
+T = TypeVar("T")
 _ERROR_BYTES = 65_536  # of an error body kept: its message is clipped to a line anyway
 _STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
     400: openai.BadRequestError,
@@ -111,6 +114,16 @@ class ChatTransport:
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
+
+
+async def within_deadline(endpoint: Endpoint, call: Awaitable[T]) -> T:
+    """``call``, given up at ``endpoint``'s total deadline (:class:`DeadlineExceeded`)."""
+    seconds = endpoint.request_deadline_s
+    try:
+        async with asyncio.timeout(seconds):
+            return await call
+    except TimeoutError:  # the transports turn their own timeouts into the SDK's
+        raise DeadlineExceeded(seconds, shown_url(endpoint.base_url)) from None
 
 
 class ReplyTooLarge(MalformedReply):
