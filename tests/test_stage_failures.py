@@ -184,7 +184,10 @@ def test_a_probe_writer_failing_at_one_point_skips_only_that_point(
     # Below the share of skipped points, the job fails (after logging).
     strict = job(tmp_path / "strict", [*overrides, "execution.fail_on_error=0.1"])
     openai_stub.reply = first_requests_garbage(tries)
-    with pytest.raises(JobFailed, match="probe writer failed: InvalidReplies: invalid reply"):
+    with pytest.raises(
+        JobFailed,
+        match="probe writer failed: InvalidReplies: probe_writer call to local failed: invalid",
+    ):
         run(compose_config(strict))
 
 

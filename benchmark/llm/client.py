@@ -18,7 +18,6 @@ API (native compaction, and continuing from its encrypted item) is
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -26,9 +25,10 @@ from typing import Any, TypeVar
 
 import openai
 
+from benchmark.llm.chat_reply import read_chat_reply, sane_value, usable_hit
 from benchmark.llm.completion import Completion
 from benchmark.llm.endpoint import Endpoint, normalise_base_url
-from benchmark.llm.http import ChatTransport
+from benchmark.llm.http import ChatTransport, within_deadline
 from benchmark.llm.loop import _Loop
 from benchmark.llm.reach import (
     CONNECT_TRIES,
@@ -195,23 +195,31 @@ class LLMClient:
                 if not is_transient(exc) or self.endpoint.max_retries == 0:
                     raise
                 count_retry(None)
-                await asyncio.sleep(first_wait(exc, self.endpoint.backoff_initial_s))
+                e = self.endpoint
+                await asyncio.sleep(first_wait(exc, e.backoff_initial_s, e.retry_after_max_s))
             async for retry in retrying(
                 self.endpoint.max_retries - 1,
                 self.endpoint.backoff_initial_s,
                 self.endpoint.backoff_max_s,
                 on_retry=count_retry,
                 first=1,
+                retry_after_max_s=self.endpoint.retry_after_max_s,
             ):
                 with retry:
                     return await once()
         except InvalidReply as exc:
-            raise InvalidReplies(f"invalid reply after {invalid} tries: {exc}") from None
+            raise InvalidReplies(
+                f"{self.role} call to {self.endpoint.name} failed: invalid reply after "
+                f"{invalid} tries: {exc}"
+            ) from None
         except (openai.APIError, MalformedReply) as exc:
+            what = "bad reply" if isinstance(exc, MalformedReply) else _kind(exc)
             raise LLMError(
-                scrub(
-                    f"{self.role} call to {self.endpoint.name} failed: {type(exc).__name__}: {exc}",
-                    self._key_names,
+                clip(
+                    f"{self.role} call to {self.endpoint.name} failed: {what}: {exc}",
+                    600,
+                    first_line=True,
+                    key_names=self._key_names,
                 )
             ) from None
         raise AssertionError("unreachable: tenacity re-raises the last error")
@@ -260,16 +268,19 @@ class LLMClient:
             data = body_text(body).encode()  # the key hashes it; the chat path sends it as is
             key = self._cache_key(api, body, data)
             hit = self.cache.get(key, attempt)
-            if hit is not None:
-                if not hit.get(REFUSED):
-                    account(time.time_ns(), hit, cached=True)
+            if hit is not None and hit.get(REFUSED):
+                return hit
+            if hit is not None and (hit := usable_hit(hit, *self._cap)) is not None:
+                account(time.time_ns(), hit, cached=True)
                 return hit
         async with self._slot():
             if self._reach.dead is not None:  # known unreachable: no call, no wait
                 raise self._unreachable()
             start = time.time_ns()
             try:
-                value = await send(body, data)
+                # The read timeout restarts at every byte: a trickle meets the deadline.
+                sent = within_deadline(self.endpoint, send(body, data))
+                value = sane_value(await sent, *self._cap)
             except openai.APIStatusError as exc:  # the server answered: it is reachable
                 self._reach.reached = True
                 account(start, None, error=_describe(exc, self._key_names))
@@ -277,9 +288,14 @@ class LLMClient:
             except openai.APIError as exc:
                 account(start, None, error=_describe(exc, self._key_names))
                 raise
-            except (ValueError, TypeError, AttributeError) as exc:  # an unreadable 200 reply
+            except MalformedReply as exc:  # read by us: the message says what was wrong
+                self._reach.reached = True
                 account(start, None, error=_describe(exc, self._key_names))
-                text = scrub(f"{type(exc).__name__}: {exc}", self._key_names)
+                raise
+            except (ValueError, TypeError, AttributeError) as exc:  # unreadable by the SDK
+                self._reach.reached = True
+                account(start, None, error=_describe(exc, self._key_names))
+                text = clip(f"{type(exc).__name__}: {exc}", 300, key_names=self._key_names)
                 raise MalformedReply(text) from None
         self._reach.reached = True
         text = value.get("text")
@@ -289,6 +305,12 @@ class LLMClient:
         if key is not None and self.cache is not None:
             self.cache.put(key, attempt, value, model=self.endpoint.model, role=self.role)
         return value
+
+    @property
+    def _cap(self) -> tuple[int, str]:
+        """The longest reply text kept, and the setting a cut reply's note names."""
+        limit = self.endpoint.max_reply_chars
+        return limit, f"{self.role} endpoint '{self.endpoint.name}' max_reply_chars={limit}"
 
     def _unreachable(self) -> EndpointUnreachable:
         return EndpointUnreachable(
@@ -327,20 +349,11 @@ class LLMClient:
                 self._key,
                 self.endpoint.timeout_s,
                 self.endpoint.connect_timeout_s,
+                max_bytes=self.endpoint.max_reply_bytes,
             )
             _OPEN.add(self)
-        reply = json.loads(await self._transport.post(body if data is None else data))
-        choices = reply.get("choices") if isinstance(reply, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ValueError("reply has no choices")
-        message = choices[0].get("message") or {}
-        usage = reply.get("usage") or {}
-        return {
-            "text": message.get("content") or "",
-            "input_tokens": int(usage.get("prompt_tokens") or 0),
-            "output_tokens": int(usage.get("completion_tokens") or 0),
-            "finish_reason": choices[0].get("finish_reason"),
-        }
+        raw, content_type = await self._transport.exchange(body if data is None else data)
+        return read_chat_reply(raw, content_type)
 
     async def _sdk(self) -> openai.AsyncOpenAI:
         if self._client is None:
@@ -364,6 +377,11 @@ class LLMClient:
         if self._transport is not None:
             transport, self._transport = self._transport, None
             _Loop.run(transport.close())
+
+
+def _kind(exc: openai.APIError) -> str:
+    """The SDK's name of a failure (ours of a timeout are the SDK's, with a better message)."""
+    return "APITimeoutError" if isinstance(exc, openai.APITimeoutError) else type(exc).__name__
 
 
 def _describe(exc: BaseException, key_names: tuple[str, ...] = ()) -> str:

@@ -55,6 +55,21 @@ class Endpoint(BaseModel):
     connect_timeout_s: float = Field(
         10.0, gt=0, le=3600, description="longest wait to open a connection (DNS, TCP, TLS)"
     )
+    deadline_s: float | None = Field(
+        None,
+        gt=0,
+        le=172_800,
+        description="longest time one request may take, first byte sent to last byte read: "
+        "a server that trickles bytes resets the read timeout, never this; None = "
+        "connect_timeout_s + 2 * timeout_s",
+    )
+    max_reply_chars: int = Field(
+        1_000_000,
+        gt=0,
+        le=100_000_000,
+        description="longest reply text kept: a longer one is cut, with a note saying so; a "
+        "reply body over 4 bytes a character (+64 KiB) is not read further and fails the call",
+    )
     preflight: bool = Field(
         True,
         description="check the server before any work (GET /models, a 1-token completion); "
@@ -71,6 +86,9 @@ class Endpoint(BaseModel):
     )
     backoff_max_s: float = Field(
         30.0, gt=0, le=3600, description="cap of one wait (Retry-After aside)"
+    )
+    retry_after_max_s: float = Field(
+        120.0, ge=0, le=86_400, description="longest wait a server's Retry-After may impose"
     )
     max_concurrency: int = Field(
         32, gt=0, le=10_000, description="requests in flight at once to this endpoint (all roles)"
@@ -110,6 +128,20 @@ class Endpoint(BaseModel):
             problem += ", or null for the SDK default"
         raise PydanticCustomError(NO_ECHO, problem)
 
+    @property
+    def request_deadline_s(self) -> float:
+        """``deadline_s``, or the longest a well-behaved server can take: a connection,
+        then the whole generation (``timeout_s``) and its body read, with room to spare."""
+        if self.deadline_s is not None:
+            return self.deadline_s
+        return self.connect_timeout_s + 2 * self.timeout_s
+
+    @property
+    def max_reply_bytes(self) -> int:
+        """The most of a reply body read: ``max_reply_chars`` of UTF-8 (at most 4 bytes a
+        character) and room for the JSON around it."""
+        return 4 * self.max_reply_chars + 65_536
+
     def api_key(self, role: str) -> str:
         """The key from the environment; a missing one is a one-line user error."""
         if self.api_key_env is None:
@@ -123,6 +155,13 @@ class Endpoint(BaseModel):
         return value
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return (
-            input_tokens * self.price_input_per_1m + output_tokens * self.price_output_per_1m
-        ) / 1_000_000
+        """USD for these counts; never negative, NaN or infinite, whatever a server's usage
+        said (the client clamps counts already; this holds for any caller)."""
+        total = 0.0
+        for count, price in (
+            (input_tokens, self.price_input_per_1m),
+            (output_tokens, self.price_output_per_1m),
+        ):
+            if isinstance(count, int | float) and 0 < count < 1e15:
+                total += count * price
+        return total / 1_000_000

@@ -39,6 +39,7 @@ import aiohttp
 from benchmark.errors import UserError
 from benchmark.llm.client import LLMClient
 from benchmark.llm.endpoint import Endpoint, normalise_base_url
+from benchmark.llm.http import read_capped
 from benchmark.llm.loop import run
 from benchmark.llm.reach import connect_failure, shown_url
 from benchmark.redaction import clip
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 CONNECT_S = 5.0  # longest wait for a connection (at most the endpoint's connect_timeout_s)
 LIST_READ_S = 4.0  # longest wait for the model list once connected
 PING_READ_S = 20.0  # longest wait for the 1-token reply (a model still loading: a warning)
+PREFLIGHT_BYTES = 4 << 20  # of an answer read: a model list, or a 1-token reply
 PING_MESSAGES = [{"role": "user", "content": "Reply with OK."}]
 _SHOWN_MODELS = 5  # listed models a message quotes
 
@@ -158,9 +160,13 @@ async def _request(
     connect_s = min(target.endpoint.connect_timeout_s, CONNECT_S)
     timeout = aiohttp.ClientTimeout(total=None, connect=connect_s, sock_read=read_s)
     url = normalise_base_url(target.endpoint.base_url) + path
+    # In all, a bound: a server trickling bytes resets the read timeout at each one.
+    total_s = min(connect_s + read_s, target.endpoint.request_deadline_s)
     try:
-        async with session.request(method, url, json=body, timeout=timeout) as response:
-            text = await response.text(errors="replace")
+        async with asyncio.timeout(total_s):
+            async with session.request(method, url, json=body, timeout=timeout) as response:
+                raw = await read_capped(response, PREFLIGHT_BYTES, cut=True)
+        text = raw.decode("utf-8", "replace")
     except aiohttp.ConnectionTimeoutError:
         raise _unreachable(target, f"no connection within {connect_s:g} s") from None
     except aiohttp.ClientSSLError as exc:
@@ -178,7 +184,7 @@ async def _request(
             target.url,
             method,
             path,
-            read_s,
+            min(read_s, total_s),
         )
         return None
     if response.status in (401, 403):

@@ -9,6 +9,7 @@ The SDK's own retries are off, so every retry is counted and bounded here.
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import random
 import time
@@ -31,6 +32,8 @@ class MalformedReply(Exception):
 
 
 def is_transient(exc: BaseException) -> bool:
+    if getattr(exc, "final", False):  # a reply no retry can change (ReplyTooLarge)
+        return False
     if isinstance(exc, InvalidReply | MalformedReply | openai.APIConnectionError):  # + timeouts
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -40,33 +43,60 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def retry_after(exc: BaseException | None) -> float | None:
-    """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``)."""
+    """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), or None
+    when it asked nothing usable: a value that is not a number or an HTTP date, negative,
+    NaN or infinite is ignored (the default backoff applies); a date past is 0. The caller
+    caps it (``retry_after_max_s``)."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
+    try:
+        ms = _seconds(headers.get("retry-after-ms"))
+        if ms is not None:
+            return ms / 1000
+        value = headers.get("retry-after")
+        if not isinstance(value, str):
+            return None
+        seconds = _seconds(value)
+        if seconds is not None or not any(c.isalpha() for c in value):
+            return seconds  # a number (-5, NaN aside) or nothing usable
+        return _until(value)
+    except Exception:  # noqa: BLE001 - a header from the network: unusable is ignored
+        return None
+
+
+def _seconds(value: object) -> float | None:
+    """A non-negative finite number of ``value`` (a header's text), else None."""
+    if not isinstance(value, str) or len(value) > 64:
         return None
     try:
-        return max(0.0, float(value))
+        number = float(value)
     except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, when.timestamp() - time.time()) if when else None
+        return None
+    return number if 0 <= number < float("inf") else None
+
+
+def _until(value: str) -> float | None:
+    """Seconds until the HTTP date ``value`` (0 when past), or None when it is no date."""
+    if len(value) > 64:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # "-0000": UTC, as RFC 5322 says
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - time.time())
 
 
 class _WaitRetryAfter(tenacity.wait.wait_base):
-    """No wait after an invalid reply; else the server's ``Retry-After`` when present,
-    else the fallback backoff."""
+    """No wait after an invalid reply; else the server's ``Retry-After`` when present
+    (capped), else the fallback backoff."""
 
-    def __init__(self, fallback: tenacity.wait.wait_base) -> None:
+    def __init__(self, fallback: tenacity.wait.wait_base, cap_s: float) -> None:
         self.fallback = fallback
+        self.cap_s = cap_s
 
     def __call__(self, retry_state: tenacity.RetryCallState) -> float:
         outcome = retry_state.outcome
@@ -75,17 +105,17 @@ class _WaitRetryAfter(tenacity.wait.wait_base):
             return 0.0  # the server is fine, the reply was not: waiting would not help
         asked = retry_after(exc)
         if asked is not None:
-            return min(asked, MAX_RETRY_AFTER_S)
+            return min(asked, self.cap_s)
         return self.fallback(retry_state)
 
 
-def first_wait(exc: BaseException, initial_s: float) -> float:
+def first_wait(exc: BaseException, initial_s: float, cap_s: float = MAX_RETRY_AFTER_S) -> float:
     """The wait after a first failed try (what :func:`retrying` would wait)."""
     if isinstance(exc, InvalidReply):
         return 0.0
     asked = retry_after(exc)
     if asked is not None:
-        return min(asked, MAX_RETRY_AFTER_S)
+        return min(asked, cap_s)
     return initial_s + random.uniform(0, initial_s)
 
 
@@ -95,17 +125,20 @@ def retrying(
     max_s: float,
     on_retry: Callable[[tenacity.RetryCallState], Any] | None = None,
     first: int = 0,
+    retry_after_max_s: float = MAX_RETRY_AFTER_S,
 ) -> tenacity.AsyncRetrying:
     """An ``async for attempt in retrying(...)`` loop: at most ``max_retries`` retries.
 
     ``first``: tries already made (and waited for), so the backoff continues from there.
+    ``retry_after_max_s``: the longest wait a server's ``Retry-After`` may impose.
     """
     return tenacity.AsyncRetrying(
         stop=tenacity.stop_after_attempt(max_retries + 1),
         wait=_WaitRetryAfter(
             tenacity.wait_exponential_jitter(
                 multiplier=initial_s * 2**first, max=max_s, jitter=initial_s
-            )
+            ),
+            retry_after_max_s,
         ),
         retry=tenacity.retry_if_exception(is_transient),
         before_sleep=on_retry,

@@ -86,6 +86,18 @@ class CallRecord(BaseModel):
     purpose: CallPurpose | None = None
 
 
+# Longest reply a kept call holds: its trace shows it; the whole text is in the run's
+# answers or judge records (a 1 MB reply is not copied into every trace too).
+TRACE_REPLY_CHARS = 20_000
+
+
+def _kept_reply(text: object) -> str | None:
+    if not isinstance(text, str) or len(text) <= TRACE_REPLY_CHARS:
+        return text if isinstance(text, str) else None
+    cut = len(text) - TRACE_REPLY_CHARS
+    return f"{text[:TRACE_REPLY_CHARS]}\n[{cut:,} more characters of this reply not kept here]"
+
+
 class UsageLedger:
     """Thread-safe running totals per role; ``metrics()`` flattens them for tracking."""
 
@@ -181,7 +193,7 @@ class UsageLedger:
                 model=endpoint.model,
                 api=api,
                 request=body,
-                reply=None if value is None else value.get("text"),
+                reply=None if value is None else _kept_reply(value.get("text")),
                 error=None if error is None else f"{role} call to {endpoint.name}: {error}",
                 cached=cached,
                 input_tokens=tokens_in,

@@ -7,7 +7,15 @@ From a shell: ``python -m benchmark.stub --scripted``. ``OpenAIStub(local=LocalM
 """
 
 from benchmark.stub.chat_route import completion, default_reply, message_text
-from benchmark.stub.faults import FAULT_KINDS, Fault, FaultKind, FaultMix, StubStats, error_body
+from benchmark.stub.faults import (
+    DELETE,
+    FAULT_KINDS,
+    Fault,
+    FaultKind,
+    FaultMix,
+    StubStats,
+    error_body,
+)
 from benchmark.stub.local import LocalMode, LocalStats
 from benchmark.stub.process import serve_in_subprocess, stub_argv
 from benchmark.stub.responses import CREATED, decrypt
@@ -16,6 +24,7 @@ from benchmark.stub.server import OpenAIStub, ReplyHook, StubRequest
 
 __all__ = [
     "CREATED",
+    "DELETE",
     "FAULT_KINDS",
     "Fault",
     "FaultKind",

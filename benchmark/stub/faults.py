@@ -18,20 +18,76 @@ FaultKind = Literal["429", "500", "hang", "malformed"]
 FAULT_KINDS: tuple[FaultKind, ...] = ("429", "500", "hang", "malformed")
 
 
+# What :meth:`Fault.patched` puts at a path to delete the field there.
+DELETE = object()
+
+
 @dataclass(frozen=True)
 class Fault:
-    """A scripted misbehaviour; build with the class methods, not the constructor."""
+    """A scripted misbehaviour; build with the class methods, not the constructor.
 
-    kind: Literal["status", "hang", "malformed", "empty_choices"]
+    The ``hostile`` ones (:mod:`benchmark.stub.hostile` serves them) are what a broken or
+    hostile server sends: any JSON, any body, a reset, a cut or endless body, megabytes.
+    """
+
+    kind: Literal["status", "hang", "malformed", "empty_choices", "hostile"]
     status_code: int = 200
-    retry_after: float | None = None
+    retry_after: float | str | None = None
     seconds: float = 0.0
     message: str = ""
+    name: str = ""  # a hostile fault's behaviour (see benchmark.stub.hostile)
+    path: str = ""  # patched: the dotted path of the field replaced ("choices.0.message")
+    value: Any = None  # patched: its new value (DELETE: none); json: the whole body
+    body: bytes = b""  # raw: the body sent as is
+    content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+    size: int = 0  # huge: bytes of content
 
     @classmethod
-    def status(cls, code: int, retry_after: float | None = None, message: str = "") -> Fault:
-        """An HTTP error with an OpenAI-style error body (and ``Retry-After`` when given)."""
+    def status(cls, code: int, retry_after: float | str | None = None, message: str = "") -> Fault:
+        """An HTTP error with an OpenAI-style error body (and ``Retry-After`` when given: a
+        number of seconds, or any text, sent as is)."""
         return cls(kind="status", status_code=code, retry_after=retry_after, message=message)
+
+    @classmethod
+    def patched(cls, path: str, value: Any, text: str = "") -> Fault:
+        """A valid completion of ``text`` (empty: the default reply) with the field at
+        dotted ``path`` (``"usage.prompt_tokens"``, ``"choices.0.message.content"``,
+        ``"choices"``) set to ``value`` (any JSON, or :data:`DELETE` to drop it)."""
+        return cls(kind="hostile", name="patched", path=path, value=value, message=text)
+
+    @classmethod
+    def json(cls, value: Any) -> Fault:
+        """HTTP 200 whose body is ``value`` as JSON, whatever it is (a list, a number...)."""
+        return cls(kind="hostile", name="json", value=value)
+
+    @classmethod
+    def raw(
+        cls,
+        body: bytes | str,
+        content_type: str = "application/json",
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+    ) -> Fault:
+        """``body`` sent as is, with this content-type, status and headers (an HTML page,
+        an event stream, a gzip header on plain bytes...)."""
+        data = body.encode() if isinstance(body, str) else body
+        pairs = tuple((headers or {}).items())
+        return cls(
+            kind="hostile",
+            name="raw",
+            body=data,
+            content_type=content_type,
+            status_code=status,
+            headers=pairs,
+        )
+
+    @classmethod
+    def hostile(cls, name: str, seconds: float = 1.0, size: int = 0) -> Fault:
+        """A transport-level misbehaviour by name: ``reset`` (the connection reset, no
+        reply), ``cut`` (a chunked body cut mid-way), ``trickle`` (a byte every ``seconds``,
+        forever), ``huge`` (a valid completion whose content is ``size`` bytes)."""
+        return cls(kind="hostile", name=name, seconds=seconds, size=size)
 
     @classmethod
     def hang(cls, seconds: float) -> Fault:
@@ -51,6 +107,8 @@ class Fault:
     @property
     def label(self) -> str:
         """The name it is counted under in :meth:`OpenAIStub.stats` (``"429"``, ``"hang"``...)."""
+        if self.kind == "hostile":
+            return self.name
         return str(self.status_code) if self.kind == "status" else self.kind
 
 

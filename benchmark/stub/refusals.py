@@ -76,7 +76,9 @@ def fault_response(
     type_, code = error_type(fault.status_code)
     message = fault.message or f"stub fault: HTTP {fault.status_code}"
     headers = {}
-    if fault.retry_after is not None:
+    if isinstance(fault.retry_after, str):
+        headers["Retry-After"] = fault.retry_after
+    elif fault.retry_after is not None:
         headers["Retry-After"] = f"{fault.retry_after:g}"
     return web.json_response(
         error_body(message, type_, None, code), status=fault.status_code, headers=headers

@@ -10,6 +10,9 @@ Scripting, from any other thread:
   Responses API (a Responses body has ``input`` where a chat body has ``messages``);
 * ``stub.queue(Fault.status(429, retry_after=0.05), times=1)`` injects faults before the hook;
 * ``stub.faults = FaultMix(rate=0.2, seed=0)`` injects seeded random faults (queued ones first);
+* a hostile server: ``Fault.patched("choices.0.message.content", 42)``, ``Fault.json([1])``,
+  ``Fault.raw(b"<html>", "text/html")``, ``Fault.hostile("reset" | "cut" | "trickle" | "huge")``
+  (:mod:`benchmark.stub.hostile`);
 * ``stub.json_schema = "reject"`` mimics local servers that refuse structured output;
 * ``stub.require_key = "sk-test"`` enforces a bearer token;
 * ``stub.latency = 0.05`` delays every call (a timer each: thousands in flight cost no CPU);
@@ -46,6 +49,7 @@ from benchmark.stub.faults import (
     FaultMix,
     StubStats,
 )
+from benchmark.stub.hostile import serve as serve_hostile
 from benchmark.stub.local import Generated, LocalMode, LocalServer, LocalStats
 from benchmark.stub.refusals import Route, fault_response, refuse
 
@@ -321,6 +325,12 @@ class OpenAIStub:
                 outcome = default_reply(body)
         if isinstance(outcome, Fault):
             self._count(fault=outcome)
+            if outcome.kind == "hostile":
+                closing = partial(getattr, self, "_closing")
+                chat = route == "chat"
+                return await serve_hostile(
+                    outcome, request, body, serial, chat, self._sleep, closing
+                )
             return fault_response(outcome, body, serial, route)
         self._count()
         if route == "responses":
