@@ -184,7 +184,7 @@ def check_options(argv: list[str]) -> None:
         group = override.key_or_group
         folder = CONF_DIR / group
         # hydra/... options (launchers, sweepers) come from plugins, not only from conf/.
-        if override.is_delete() or group.startswith("hydra/") or not folder.is_dir():
+        if override.is_delete() or group.startswith("hydra/") or not _is_dir(folder):
             continue
         try:
             values = (
@@ -200,6 +200,13 @@ def check_options(argv: list[str]) -> None:
                 raise UserError(f"unknown {group} '{value}' (choose from: {', '.join(options)})")
 
 
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long for the filesystem, a NUL
+        return False
+
+
 def main() -> None:
     try:
         _main()
@@ -209,6 +216,9 @@ def main() -> None:
 
 def _main() -> None:
     try:
+        from benchmark.cli_checks import check_arguments
+
+        check_arguments(sys.argv[1:])
         check_options(sys.argv[1:])
         check_output_overrides(sys.argv[1:])
     except UserError as exc:

@@ -1,0 +1,73 @@
+"""The command line read before Hydra reads it, so that what Hydra would report in a page
+of usage text or a traceback is one line naming the flag or the key.
+
+Hydra's flags go through Hydra's own argument parser, with its usage page held back. Each
+override is parsed alone with Hydra's override parser: Python refuses to read an integer
+of more than 4,300 digits (a ``ValueError``), and a value nested a few hundred brackets
+deep exhausts the parser's recursion; both escape Hydra as tracebacks. Syntax errors are
+left to Hydra, which names them (``benchmark.config_checks.override_error``).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+from benchmark.config_limits import MAX_KEY_CHARS, shown_key
+from benchmark.errors import UserError
+
+MAX_ARGUMENT_CHARS = 100_000  # one override; a value is further held to MAX_TEXT_CHARS
+# Flags Hydra answers by printing and exiting: left to it.
+_PRINTING_FLAGS = ("-h", "--help", "--hydra-help", "--version")
+
+
+def check_arguments(argv: list[str]) -> None:
+    """Hydra's flags and each override readable, keys and values within their limits."""
+    if not any(arg in _PRINTING_FLAGS for arg in argv):
+        _check_flags(argv)
+    for arg in argv:
+        if "=" in arg and not arg.startswith("-"):
+            check_override(arg)
+
+
+def _check_flags(argv: list[str]) -> None:
+    from hydra._internal.utils import get_args_parser
+
+    parser = get_args_parser()
+
+    def refuse(message: str) -> NoReturn:
+        given = message.partition("unrecognized arguments: ")[2].split()
+        if any(not arg.startswith("-") for arg in given):  # an override after a flag
+            message += " (flags such as -m go before the overrides)"
+        raise UserError(f"{message} (see python -m benchmark --help)")
+
+    parser.error = refuse  # type: ignore[method-assign]  # argparse prints usage, then exits
+    parser.parse_args(argv)
+
+
+def check_override(arg: str) -> None:
+    """One override: its key short enough to be logged, its value readable by Hydra."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    key = arg.split("=", 1)[0].lstrip("+~")
+    where = f"config key '{shown_key(key)}'"
+    if len(key) > MAX_KEY_CHARS:
+        raise UserError(f"{where}: key too long (at most {MAX_KEY_CHARS} characters)")
+    if len(arg) > MAX_ARGUMENT_CHARS:
+        raise UserError(
+            f"{where}: value of {len(arg):,} characters is too long "
+            f"(at most {MAX_ARGUMENT_CHARS:,} on the command line)"
+        )
+    try:
+        OverridesParser.create().parse_override(arg)
+    except RecursionError:
+        raise UserError(f"{where}: value nested too deeply to read") from None
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            raise UserError(
+                f"{where}: a number of more than {sys.get_int_max_str_digits():,} digits "
+                "is too large (quote it to give it as text)"
+            ) from None
+        raise UserError(f"{where}: cannot read the value ({exc})") from None
+    except Exception:  # noqa: BLE001 - Hydra reports its own syntax errors, by override
+        return
