@@ -39,6 +39,9 @@ log = logging.getLogger("benchmark")
 # An absolute path: the same conf/ whether run as a script, with -m, or called in-process.
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def hydra_main(cfg: DictConfig) -> float | None:
+    from benchmark.sweep_check import mark_started
+
+    mark_started()
     try:
         return run(cfg)
     except KeyboardInterrupt as exc:  # Hydra passes it through: no Hydra frame reports it
@@ -64,7 +67,7 @@ def _interrupted(exc: KeyboardInterrupt) -> NoReturn:
 
     message = exc.args[0] if isinstance(exc, interrupt.Stopped) else interrupt.line()
     sys.stdout.flush()
-    print(message, file=sys.stderr, flush=True)
+    print(one_line(message), file=sys.stderr, flush=True)  # it may name a user's run or store
     interrupt.exiting()
     sys.exit(interrupt.EXIT_CODE)
 
@@ -231,21 +234,37 @@ def _main() -> None:
     # With HYDRA_FULL_ERROR it raises instead, at no cost to a good run, and the error
     # is reported here in one line; any other error is reported as Hydra would.
     os.environ["HYDRA_FULL_ERROR"] = "1"
+    from benchmark.sweep_check import mark_started
+
+    mark_started(False)
     try:
         hydra_main()
-    except HydraException as exc:
-        from benchmark.config_checks import override_error
-
-        message = override_error(exc)
-        if message is None:
-            if not isinstance(exc, CompactHydraException):
-                raise
-            print(str(exc).strip(), file=sys.stderr)  # e.g. a sweep's failed job, reported
-            sys.exit(1)
-        print_error(message)
-        sys.exit(2)
+    except Exception as exc:
+        _hydra_failed(exc)
     finally:
         os.environ.pop("HYDRA_FULL_ERROR", None)
+
+
+def _hydra_failed(exc: Exception) -> NoReturn:
+    """Report what escaped Hydra in one line: a refused override (exit 2), a refused
+    ``hydra.*`` setting (exit 2), a sweep's failed job as Hydra reported it (exit 1);
+    anything else is a fault of ours and keeps its traceback."""
+    from benchmark.config_checks import override_error
+    from benchmark.sweep_check import hydra_refused
+
+    message = override_error(exc) if isinstance(exc, HydraException) else None
+    if message is not None:
+        print_error(message)
+        sys.exit(2)
+    settings = [a for a in sys.argv[1:] if a.lstrip("+~").startswith(("hydra.", "hydra/"))]
+    if settings and hydra_refused(exc):  # before any job: Hydra or a plugin refused it
+        said = one_line(str(exc)).partition(", set env var HYDRA_FULL_ERROR")[0]
+        print_error(f"Hydra cannot start with {' '.join(settings)}: {type(exc).__name__}: {said}")
+        sys.exit(2)
+    if not isinstance(exc, CompactHydraException):
+        raise
+    print_error(str(exc).strip())  # a sweep's failed job, after Hydra's line naming it
+    sys.exit(1)
 
 
 def check_output_overrides(argv: list[str]) -> None:

@@ -11,7 +11,7 @@ left to Hydra, which names them (``benchmark.config_checks.override_error``).
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from benchmark.config_limits import MAX_KEY_CHARS, shown_key
 from benchmark.errors import UserError
@@ -59,7 +59,7 @@ def check_override(arg: str) -> None:
             f"(at most {MAX_ARGUMENT_CHARS:,} on the command line)"
         )
     try:
-        OverridesParser.create().parse_override(arg)
+        override = OverridesParser.create().parse_override(arg)
     except RecursionError:
         raise UserError(f"{where}: value nested too deeply to read") from None
     except ValueError as exc:
@@ -71,3 +71,58 @@ def check_override(arg: str) -> None:
         raise UserError(f"{where}: cannot read the value ({exc})") from None
     except Exception:  # noqa: BLE001 - Hydra reports its own syntax errors, by override
         return
+    if key.startswith("hydra.") and not override.is_delete():
+        check_hydra_setting(key, override.value())
+
+
+# Hydra's settings that hold a mapping, whatever their schema says (``Any``): a launcher
+# or a sweeper given as 5 fails in a traceback when the sweep starts (or never, in a run).
+_MAPPINGS = {
+    "hydra.launcher": "the launcher's settings; choose a launcher with hydra/launcher=<option>",
+    "hydra.sweeper": "the sweeper's settings; choose a sweeper with hydra/sweeper=<option>",
+    "hydra.callbacks": "callbacks by name, each a mapping with a _target_",
+}
+
+
+def check_hydra_setting(key: str, value: Any) -> None:
+    """A ``hydra.*`` override Hydra would take and then fail on, in a traceback."""
+    where = f"config key '{key}'"
+    parent = key.rsplit(".", 1)[0]
+    if key in _MAPPINGS and not isinstance(value, dict):
+        raise UserError(f"{where}: holds {_MAPPINGS[key]} (got {type(value).__name__})")
+    if parent == "hydra.callbacks" and not (isinstance(value, dict) and "_target_" in value):
+        raise UserError(f"{where}: a callback is a mapping with a _target_ (a Callback class)")
+    if key == "hydra.verbose" and not _is_verbose(value):
+        raise UserError(
+            f"{where}: must be true, false, a logger's name or a list of them (got {value!r})"
+        )
+    if key == "hydra.sweeper.max_batch_size" and not _positive_or_none(value):
+        raise UserError(f"{where}: must be null or a whole number > 0 (got {value!r})")
+    if key in ("hydra.launcher._target_", "hydra.sweeper._target_"):
+        kind = key.split(".")[1]
+        known = _plugins(kind)
+        if value not in known:
+            raise UserError(
+                f"{where}: not a Hydra {kind} (choose one with hydra/{kind}=<option>; "
+                f"{kind}s installed: {', '.join(sorted(known))})"
+            )
+
+
+def _is_verbose(value: Any) -> bool:
+    if isinstance(value, bool | str):
+        return True
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _positive_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0)
+
+
+def _plugins(kind: str) -> set[str]:
+    """The class paths of the installed Hydra launchers or sweepers."""
+    from hydra.core.plugins import Plugins
+    from hydra.plugins.launcher import Launcher
+    from hydra.plugins.sweeper import Sweeper
+
+    base = Launcher if kind == "launcher" else Sweeper
+    return {f"{c.__module__}.{c.__name__}" for c in Plugins.instance().discover(base)}

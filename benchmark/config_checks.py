@@ -203,7 +203,16 @@ def override_error(exc: Exception) -> str | None:
 
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     if isinstance(exc, OverrideParseException):
-        return f"cannot parse the override '{exc.override}': {lines[0] if lines else 'bad syntax'}"
+        said = lines[0] if lines else "bad syntax"
+        key, _, value = str(exc.override).partition("=")
+        if (
+            value
+            and value.isprintable()
+            and re.fullmatch(r"[+~]*[\w./@-]+", key)
+            and value[0] not in "'\""
+        ):
+            said += f"; quote a value holding brackets, braces, commas or symbols: {key}='...'"
+        return f"cannot parse the override '{exc.override}': {said}"
     if not isinstance(exc, ConfigCompositionException):
         return None
     unknown = _unknown_key(exc.__cause__)

@@ -25,6 +25,8 @@ MAX_DEPTH = 20  # levels of nesting (the deepest shipped: 5)
 MAX_INT = 2**63 - 1  # what a 64-bit integer holds (SQLite, numpy, JSON readers)
 MAX_FLOAT = 1e15  # no setting needs more; 1e300 is a typo
 SHOWN_KEY_CHARS = 80  # an over-long key is named by its start
+# Names that title runs, tables and folders: one printable line each.
+NAME_KEYS = ("name", "run_name", "experiment")
 
 
 def shown_key(key: str) -> str:
@@ -50,6 +52,11 @@ def check_limits(data: Any, key: str = "", depth: int = 0) -> None:
         if math.isfinite(data) and abs(data) > MAX_FLOAT:
             raise UserError(f"{where}: number too large (at most {MAX_FLOAT:g} in magnitude)")
     elif isinstance(data, str):
+        if key.rsplit(".", 1)[-1] in NAME_KEYS and not data.isprintable():
+            raise UserError(
+                f"{where}: a name must be printable text, without line breaks, tabs or "
+                "control characters"
+            )
         if len(data) > MAX_TEXT_CHARS:
             raise UserError(
                 f"{where}: text of {len(data):,} characters is too long "
