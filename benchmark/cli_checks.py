@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any, NoReturn
 
-from benchmark.config_limits import MAX_KEY_CHARS, shown_key
+from benchmark.config_limits import MAX_DEPTH, MAX_ITEMS, MAX_KEY_CHARS, shown_key
 from benchmark.errors import UserError
 
 MAX_ARGUMENT_CHARS = 100_000  # one override; a value is further held to MAX_TEXT_CHARS
@@ -58,6 +58,12 @@ def check_override(arg: str) -> None:
             f"{where}: value of {len(arg):,} characters is too long "
             f"(at most {MAX_ARGUMENT_CHARS:,} on the command line)"
         )
+    # Hydra's parser takes seconds per thousand list entries (quadratic), and recurses per
+    # bracket: both bounded before it reads the value.
+    if arg.count(",") >= MAX_ITEMS:
+        raise UserError(f"{where}: more than {MAX_ITEMS:,} entries (or commas) in one value")
+    if _depth(arg) > MAX_DEPTH:
+        raise UserError(f"{where}: value nested too deeply (at most {MAX_DEPTH} levels)")
     try:
         override = OverridesParser.create().parse_override(arg)
     except RecursionError:
@@ -106,6 +112,18 @@ def check_hydra_setting(key: str, value: Any) -> None:
                 f"{where}: not a Hydra {kind} (choose one with hydra/{kind}=<option>; "
                 f"{kind}s installed: {', '.join(sorted(known))})"
             )
+
+
+def _depth(text: str) -> int:
+    """How deep brackets and braces nest in ``text`` (quotes not told apart: an upper bound)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]})":
+            depth -= 1
+    return deepest
 
 
 def _is_verbose(value: Any) -> bool:

@@ -20,7 +20,7 @@ from benchmark.errors import UserError
 # dotted key of the config is logged as one.
 MAX_KEY_CHARS = 250
 MAX_TEXT_CHARS = 10_000  # a setting's text (the longest shipped: a URL of ~60)
-MAX_ITEMS = 10_000  # entries of one list or mapping
+MAX_ITEMS = 1_000  # entries of one list or mapping (a longer list: a folder or a glob)
 MAX_DEPTH = 20  # levels of nesting (the deepest shipped: 5)
 MAX_INT = 2**63 - 1  # what a 64-bit integer holds (SQLite, numpy, JSON readers)
 MAX_FLOAT = 1e15  # no setting needs more; 1e300 is a typo
@@ -49,7 +49,9 @@ def check_limits(data: Any, key: str = "", depth: int = 0) -> None:
         if not -MAX_INT - 1 <= data <= MAX_INT:
             raise UserError(f"{where}: number too large (at most {MAX_INT:,} in magnitude)")
     elif isinstance(data, float):
-        if math.isfinite(data) and abs(data) > MAX_FLOAT:
+        if not math.isfinite(data):  # NaN passes `< 0` and `> 1` checks
+            raise UserError(f"{where}: must be a finite number (got {data})")
+        if abs(data) > MAX_FLOAT:
             raise UserError(f"{where}: number too large (at most {MAX_FLOAT:g} in magnitude)")
     elif isinstance(data, str):
         if key.rsplit(".", 1)[-1] in NAME_KEYS and not data.isprintable():
