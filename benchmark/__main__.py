@@ -4,9 +4,10 @@ Hydra composes ``conf/``; ``benchmark.config`` validates it; ``benchmark.job.job
 the job (or, with ``+audit=judge``, ``benchmark.audit.run.audit`` audits the judge) and
 returns one run record; ``benchmark.tracking.log_run`` logs it to MLflow.
 User errors (bad option, bad value, malformed transcript) end in one line on
-stderr and exit code 2, never a traceback. In a sweep (``-m``) a job's user error
-fails that job; Hydra reports it after the batch as the job's overrides plus the
-same one line, and exits 1. Ctrl-C ends the job (and a sweep) in one line with exit
+stderr and exit code 2, never a traceback. A sweep (``-m``) validates every job's config
+before the first runs (``benchmark.sweep_check``); a job's later user error fails that
+job; Hydra reports it after the batch as the job's overrides plus the same one line, and
+exits 1. Ctrl-C ends the job (and a sweep) in one line with exit
 code 130, its run logged as KILLED with the probes finished so far (``benchmark.interrupt``).
 """
 
