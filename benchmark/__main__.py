@@ -4,11 +4,12 @@ Hydra composes ``conf/``; ``benchmark.config`` validates it; ``benchmark.job.job
 the job (or, with ``+audit=judge``, ``benchmark.audit.run.audit`` audits the judge) and
 returns one run record; ``benchmark.tracking.log_run`` logs it to MLflow.
 User errors (bad option, bad value, malformed transcript) end in one line on
-stderr and exit code 2, never a traceback. In a sweep (``-m``) a job's user error
-fails that job; Hydra reports it after the batch as the job's overrides plus the
-same one line, and exits 1. Ctrl-C, SIGTERM or SIGHUP end the job (and a sweep) in one
-line with exit code 128 + the signal (130, 143, 129), its run logged as KILLED with the
-probes finished so far (``benchmark.interrupt``).
+stderr and exit code 2, never a traceback. A sweep (``-m``) validates every job's config
+before the first runs (``benchmark.sweep_check``); a job's later user error fails that
+job; Hydra reports it after the batch as the job's overrides plus the same one line, and
+exits 1. Ctrl-C, SIGTERM or SIGHUP end the job (and a sweep) in one line with exit code
+128 + the signal (130, 143, 129), its run logged as KILLED with the probes finished so
+far (``benchmark.interrupt``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ log = logging.getLogger("benchmark")
 # An absolute path: the same conf/ whether run as a script, with -m, or called in-process.
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def hydra_main(cfg: DictConfig) -> float | None:
+    from benchmark.sweep_check import mark_started
+
+    mark_started()
     try:
         return _refusing_writes(run, cfg)
     except KeyboardInterrupt as exc:  # Hydra passes it through: no Hydra frame reports it
@@ -252,7 +256,7 @@ def check_options(argv: list[str]) -> None:
         group = override.key_or_group
         folder = CONF_DIR / group
         # hydra/... options (launchers, sweepers) come from plugins, not only from conf/.
-        if override.is_delete() or group.startswith("hydra/") or not folder.is_dir():
+        if override.is_delete() or group.startswith("hydra/") or not _is_dir(folder):
             continue
         try:
             values = (
@@ -266,6 +270,13 @@ def check_options(argv: list[str]) -> None:
         for value in values:
             if value not in options:
                 raise UserError(f"unknown {group} '{value}' (choose from: {', '.join(options)})")
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long for the filesystem, a NUL
+        return False
 
 
 def main() -> None:
@@ -284,6 +295,9 @@ def main() -> None:
 
 def _main() -> None:
     try:
+        from benchmark.cli_checks import check_arguments
+
+        check_arguments(sys.argv[1:])
         check_options(sys.argv[1:])
         check_output_overrides(sys.argv[1:])
     except UserError as exc:
@@ -305,29 +319,44 @@ def _hydra() -> None:
     # With HYDRA_FULL_ERROR it raises instead, at no cost to a good run, and the error
     # is reported here in one line; any other error is reported as Hydra would.
     os.environ["HYDRA_FULL_ERROR"] = "1"
+    from benchmark.sweep_check import mark_started
+
+    mark_started(False)
     try:
         hydra_main()
-    except OSError as exc:  # Hydra's own writes: its output folder, its saved config
+    except Exception as exc:
+        _hydra_failed(exc)
+    finally:
+        os.environ.pop("HYDRA_FULL_ERROR", None)
+
+
+def _hydra_failed(exc: Exception) -> NoReturn:
+    """Report what escaped Hydra in one line: a refused override (exit 2), a refused
+    ``hydra.*`` setting (exit 2), a sweep's failed job as Hydra reported it (exit 1);
+    anything else is a fault of ours and keeps its traceback."""
+    from benchmark.config_checks import override_error
+    from benchmark.sweep_check import hydra_refused
+
+    if isinstance(exc, OSError):  # Hydra's own writes: its output folder, its saved config
         from benchmark import disk_errors
 
         refused = disk_errors.user_error(exc)
-        if refused is None:
-            raise
-        print_error(refused)
-        sys.exit(2)
-    except HydraException as exc:
-        from benchmark.config_checks import override_error
-
-        message = override_error(exc)
-        if message is None:
-            if not isinstance(exc, CompactHydraException):
-                raise
-            print(str(exc).strip(), file=sys.stderr)  # e.g. a sweep's failed job, reported
-            sys.exit(1)
+        if refused is not None:
+            print_error(refused)
+            sys.exit(2)
+    message = override_error(exc) if isinstance(exc, HydraException) else None
+    if message is not None:
         print_error(message)
         sys.exit(2)
-    finally:
-        os.environ.pop("HYDRA_FULL_ERROR", None)
+    settings = [a for a in sys.argv[1:] if a.lstrip("+~").startswith(("hydra.", "hydra/"))]
+    if settings and hydra_refused(exc):  # before any job: Hydra or a plugin refused it
+        said = one_line(str(exc)).partition(", set env var HYDRA_FULL_ERROR")[0]
+        print_error(f"Hydra cannot start with {' '.join(settings)}: {type(exc).__name__}: {said}")
+        sys.exit(2)
+    if not isinstance(exc, CompactHydraException):
+        raise
+    print_error(str(exc).strip())  # a sweep's failed job, after Hydra's line naming it
+    sys.exit(1)
 
 
 def check_output_overrides(argv: list[str]) -> None:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchem
 
 from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.prelude import task_head_end
+from benchmark.validators import MAX_TOKENS
 
 MAX_HEAD_MESSAGES = 1_000_000
 
@@ -46,14 +47,16 @@ HeadMessages = Annotated[
 class CompactionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    context_window: int = Field(200_000, gt=0, le=100_000_000)
+    context_window: int = Field(200_000, gt=0, le=MAX_TOKENS)
     trigger_ratio: float = Field(0.8, gt=0, le=1)
     head_messages: HeadMessages = Field(
         "auto",
         description="protected first messages: auto = system/developer prelude, harness-injected "
         "user messages and the first real user request; or a number of messages",
     )
-    tail_tokens: int = Field(20_000, ge=0, description="token budget of the protected tail")
+    tail_tokens: int = Field(
+        20_000, ge=0, le=MAX_TOKENS, description="token budget of the protected tail"
+    )
     points: Literal["all", "last"] = "all"
     replay: Literal["iterative", "independent"] = Field(
         "iterative",

@@ -23,6 +23,7 @@ from benchmark.config_checks import (
     check_writable,
     validation_message,
 )
+from benchmark.config_limits import check_limits
 from benchmark.config_rules import check_rules
 from benchmark.errors import UserError
 from benchmark.instantiate import ComponentConfig
@@ -32,6 +33,7 @@ from benchmark.rubric import Rubric
 from benchmark.storage import CacheConfig
 from benchmark.tracking.config import TrackingConfig
 from benchmark.transcript.config import TranscriptConfig
+from benchmark.validators import Seed
 
 
 class ReportConfig(BaseModel):
@@ -72,7 +74,7 @@ Objective = Literal["overall", "score_per_kilotoken"]
 class BenchmarkConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    seed: int = 0
+    seed: Seed = 0
     objective: Objective = Field(
         "overall",
         description="what a job returns to a Hydra sweeper (`objective_value` in __main__)",
@@ -130,6 +132,7 @@ def validate(cfg: DictConfig | dict[str, Any], parts: bool = True) -> BenchmarkC
     builds no part, e.g. ``benchmark.preview``) leaves the parts' options unchecked, so
     the LLM stack their packages import is not loaded."""
     data = resolve(cfg) if isinstance(cfg, DictConfig) else cfg
+    check_limits(data)  # before anything reads a value: sizes, depth, key lengths
     check_finite(data)
     try:
         config = BenchmarkConfig.model_validate(data)

@@ -48,6 +48,7 @@ def validation_message(
     key = ".".join([prefix, *loc] if prefix else loc) or prefix or "config"
     kind, ctx = err["type"], err.get("ctx") or {}
     msg = err["msg"].removeprefix("Value error, ")
+    got = err.get("input")
     if kind == "extra_forbidden":
         known = _fields_at(model, err["loc"][:-1]) if model else []
         msg = f"unknown key{closest(loc[-1], known) if loc else ''}"
@@ -55,14 +56,18 @@ def validation_message(
             msg += f"; known keys: {', '.join(known)}"
     elif kind in _BOUNDS:
         symbol, bound = _BOUNDS[kind]
-        msg = f"must be {symbol} {ctx.get(bound)}"
+        limit = ctx.get(bound)
+        msg = f"must be {symbol} {f'{limit:,}' if isinstance(limit, int) else limit}"
     elif kind == "finite_number":
         msg = "must be a finite number"
     elif kind in ("string_too_short", "too_short") and ctx.get("min_length") == 1:
         msg = "must not be empty"
+    elif kind in ("string_too_long", "too_long"):
+        unit = "characters" if kind == "string_too_long" else "entries"
+        size = f" (got {len(got):,})" if isinstance(got, str | list | dict) else ""
+        return f"config key '{key}': must be at most {ctx.get('max_length')} {unit}{size}"
     else:
         msg = msg.replace("Input should be", "must be")
-    got = err.get("input")
     shown = kind not in (NO_ECHO, "extra_forbidden") and _short_scalar(got)
     return f"config key '{key}': {msg}{f' (got {got!r})' if shown else ''}"
 
@@ -77,6 +82,8 @@ _BOUNDS = {
 
 
 def _short_scalar(value: object) -> bool:
+    if isinstance(value, int) and not -(10**80) < value < 10**80:
+        return False  # str() of a 4,301-digit int raises (Python's int-to-text limit)
     return isinstance(value, int | float | str | bool) and len(str(value)) < 80
 
 
@@ -221,7 +228,16 @@ def override_error(exc: Exception) -> str | None:
 
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     if isinstance(exc, OverrideParseException):
-        return f"cannot parse the override '{exc.override}': {lines[0] if lines else 'bad syntax'}"
+        said = lines[0] if lines else "bad syntax"
+        key, _, value = str(exc.override).partition("=")
+        if (
+            value
+            and value.isprintable()
+            and re.fullmatch(r"[+~]*[\w./@-]+", key)
+            and value[0] not in "'\""
+        ):
+            said += f"; quote a value holding brackets, braces, commas or symbols: {key}='...'"
+        return f"cannot parse the override '{exc.override}': {said}"
     if not isinstance(exc, ConfigCompositionException):
         return None
     unknown = _unknown_key(exc.__cause__)

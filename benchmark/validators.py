@@ -3,9 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Annotated, TypeVar
+
+from pydantic import Field
 
 T = TypeVar("T", bound=str)
+
+# Upper bounds of the numeric settings: generous for any real use, so that past them a
+# value is a slip (a digit too many) that would run for hours, not a setting to honour.
+MAX_TOKENS = 100_000_000  # a context window or a token budget (the largest windows: ~10M)
+MAX_COUNT = 1_000_000  # a number of things done per job (probes, samples, points, messages)
+MAX_SESSIONS = 10_000  # sessions generated per job
+MAX_WEIGHT = 1_000_000.0  # a rubric weight (only ratios between weights matter)
+MAX_PRICE = 1_000_000.0  # dollars per million tokens
+# A seed: what a 64-bit integer holds (SQLite, numpy and JSON readers all take it).
+SEED_MIN, SEED_MAX = -(2**63), 2**63 - 1
+
+Seed = Annotated[int, Field(ge=SEED_MIN, le=SEED_MAX)]
+Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 
 # The pydantic error type of a check whose input must not be repeated (it may hold a
 # credential): the config error formatter leaves out the "(got ...)" for it.

@@ -115,20 +115,36 @@ def test_parallel_sweep_leaves_every_run_grouped(tmp_path, mlflow_store):
 
 
 def test_failing_job_is_reported_and_the_sweep_ends(tmp_path):
-    # opaque refuses the offline answerer before any work: one job fails, the other runs.
+    # Every job's config validates (checked before the first runs, benchmark/sweep_check.py);
+    # the second's file is missing, which only its job finds: it fails, the other runs.
     started = time.monotonic()
-    proc = run_sweep(
-        ["policy=none,opaque", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"],
-        tmp_path,
+    chat = CONF.parent / "tests" / "fixtures" / "transcripts" / "chat" / "ledger_fix.jsonl"
+    args = [
+        "transcript=files",
+        f"transcript.path={chat},{tmp_path / 'missing.jsonl'}",
+        "compaction.context_window=600",
+        "compaction.tail_tokens=100",
+        "tracking=disabled",
+        "cache.dir=null",
+        "execution.progress=off",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmark", "-m", *args],
+        cwd=tmp_path,
+        env=OFFLINE_ENV,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     assert time.monotonic() - started < 120
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
-    assert "Error executing job with overrides" in proc.stderr and "'policy=opaque'" in proc.stderr
+    assert "Error executing job with overrides" in proc.stderr and "missing.jsonl" in proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1 and "answerer 'extractive'" in errors[0]  # config_rules
-    assert "Scorecard: policy=none" in proc.stdout  # the other job ran to the end
+    assert len(errors) == 1 and "no such file or folder" in errors[0]
+    assert "Scorecard: policy=anchor_index" in proc.stdout  # the other job ran to the end
 
 
 def test_submitit_local_runs_a_sweep(tmp_path):

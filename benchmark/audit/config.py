@@ -6,7 +6,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from benchmark.validators import distinct_choices
+from benchmark.transcript.config import MAX_GENERATED_SESSIONS, MAX_GENERATED_TOKENS
+from benchmark.validators import MAX_COUNT, MAX_TOKENS, Seed, distinct_choices
 
 Variant = Literal[
     "full",
@@ -21,6 +22,9 @@ Variant = Literal[
     "confident_wrong",
 ]
 VARIANTS: tuple[Variant, ...] = get_args(Variant)
+# Judge requests multiply: items (points x per_type x variants) x samples.
+MAX_AUDIT_ITEMS = 10_000
+MAX_SAMPLES = 100  # consistency is measured by a handful of repeats
 
 
 class AuditConfig(BaseModel):
@@ -33,16 +37,26 @@ class AuditConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["judge"] = "judge"
-    sessions: int = Field(2, gt=0, description="generated sessions")
-    target_tokens: int = Field(40_000, gt=1000, description="length of each generated session")
-    seed: int = Field(0, description="session generation and the variants' choices")
-    context_window: int = Field(16_000, gt=0, description="compaction window for the audit")
-    tail_tokens: int = Field(2_500, ge=0, description="protected tail at each point")
-    points: int = Field(2, gt=0, description="first compaction points used per session")
-    per_type: int = Field(3, gt=0, description="probes per type per point")
+    sessions: int = Field(2, gt=0, le=MAX_GENERATED_SESSIONS, description="generated sessions")
+    target_tokens: int = Field(
+        40_000, gt=1000, le=MAX_GENERATED_TOKENS, description="length of each generated session"
+    )
+    seed: Seed = Field(0, description="session generation and the variants' choices")
+    context_window: int = Field(
+        16_000, gt=0, le=MAX_TOKENS, description="compaction window for the audit"
+    )
+    tail_tokens: int = Field(2_500, ge=0, le=MAX_TOKENS, description="protected tail at each point")
+    points: int = Field(
+        2, gt=0, le=MAX_AUDIT_ITEMS, description="first compaction points used per session"
+    )
+    per_type: int = Field(3, gt=0, le=MAX_AUDIT_ITEMS, description="probes per type per point")
     variants: list[Variant] = Field(default_factory=lambda: list(VARIANTS))
-    samples: int = Field(3, gt=0, description="separate judge requests per item (consistency)")
-    padding_tokens: int = Field(300, gt=0, description="filler added to the full answer")
+    samples: int = Field(
+        3, gt=0, le=MAX_SAMPLES, description="separate judge requests per item (consistency)"
+    )
+    padding_tokens: int = Field(
+        300, gt=0, le=MAX_COUNT, description="filler added to the full answer"
+    )
 
     @field_validator("variants")
     @classmethod

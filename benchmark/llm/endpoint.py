@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic_core import PydanticCustomError
 
 from benchmark.errors import UserError
-from benchmark.validators import NO_ECHO, http_url_problem
+from benchmark.validators import MAX_PRICE, NO_ECHO, http_url_problem
 
 # How a structured reply is asked for, best first (benchmark.llm.structured_output: the ladder).
 StructuredOutput = Literal[
@@ -49,8 +49,12 @@ class Endpoint(BaseModel):
     )
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(1024, gt=0, le=10_000_000)
-    price_input_per_1m: float = Field(0.0, ge=0, description="USD per 1M input tokens")
-    price_output_per_1m: float = Field(0.0, ge=0, description="USD per 1M output tokens")
+    price_input_per_1m: float = Field(
+        0.0, ge=0, le=MAX_PRICE, description="USD per 1M input tokens"
+    )
+    price_output_per_1m: float = Field(
+        0.0, ge=0, le=MAX_PRICE, description="USD per 1M output tokens"
+    )
     timeout_s: float = Field(120.0, gt=0, le=86_400, description=_READ_TIMEOUT)
     connect_timeout_s: float = Field(
         10.0, gt=0, le=3600, description="longest wait to open a connection (DNS, TCP, TLS)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.instantiate import ComponentConfig, by_target, settings
+from benchmark.validators import Count, Tokens
 
 P = "benchmark.policy"
 SUMMARIZER = ("summarizer",)
@@ -14,26 +15,26 @@ ENDPOINT = dict[str, Any]  # checked field by field with every endpoint (config_
 class PolicyConfig(ComponentConfig):
     targets = by_target(
         settings(f"{P}.none.NoCompaction"),
-        settings(f"{P}.truncate.Truncate", recent_tokens=int),
-        settings(f"{P}.observation_mask.ObservationMask", keep_last=int),
+        settings(f"{P}.truncate.Truncate", recent_tokens=Tokens),
+        settings(f"{P}.observation_mask.ObservationMask", keep_last=Count),
         settings(
             f"{P}.tool_clear.ToolResultClearing",
-            trigger_tokens=int,
-            keep_last=int,
-            clear_at_least=int,
+            trigger_tokens=Tokens,
+            keep_last=Count,
+            clear_at_least=Tokens,
             exclude_tools=list[str],
             clear_tool_inputs=bool,
         ),
-        settings(f"{P}.anchor_index.AnchorIndex", max_tokens=int, max_per_kind=int),
-        settings(f"{P}.summarizing.Regenerative", SUMMARIZER, summary_tokens=int),
-        settings(f"{P}.summarizing.AnchoredIterative", SUMMARIZER, summary_tokens=int),
-        settings(f"{P}.codex.Codex", SUMMARIZER, summary_tokens=int, user_message_tokens=int),
+        settings(f"{P}.anchor_index.AnchorIndex", max_tokens=Tokens, max_per_kind=Count),
+        settings(f"{P}.summarizing.Regenerative", SUMMARIZER, summary_tokens=Tokens),
+        settings(f"{P}.summarizing.AnchoredIterative", SUMMARIZER, summary_tokens=Tokens),
+        settings(f"{P}.codex.Codex", SUMMARIZER, summary_tokens=Tokens, user_message_tokens=Tokens),
         settings(
             f"{P}.hermes.Hermes",
             SUMMARIZER,
-            tail_tokens=int | None,
-            summary_tokens=int,
-            index_tokens=int,
+            tail_tokens=Tokens | None,
+            summary_tokens=Tokens,
+            index_tokens=Tokens,
         ),
         settings(f"{P}.opaque.Opaque", ("ledger", "cache"), endpoint=ENDPOINT),
     )

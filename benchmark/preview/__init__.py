@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from benchmark.config import BenchmarkConfig
-from benchmark.errors import UserError
+from benchmark.errors import UserError, print_error
 from benchmark.preview.render import render, render_review
 from benchmark.preview.report import preview_file, review_sample
 from benchmark.transcript.config import ImportFormat
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(paths, overrides)
         files = expand_found(paths, config.transcript.extensions)  # type: ignore[union-attr]
     except UserError as exc:
-        print(f"error: {str(exc).removeprefix('transcript.path: ')}", file=sys.stderr)
+        print_error(str(exc).removeprefix("transcript.path: "))
         return 2
     fmt = args.format or config.transcript.format  # type: ignore[union-attr]
     console = Console(highlight=False)
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         report = preview_file(path, fmt, config, args.probes or args.review is not None, named)
         reports.append(report)
         if "error" in report:
-            print(f"error: {report['error']}", file=sys.stderr)
+            print_error(report["error"])
         elif "skipped" in report:
             if not args.json and args.review is None:
                 console.print(f"skipped {escape(report['path'])}: {report['skipped']}")

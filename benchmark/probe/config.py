@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from benchmark.instantiate import by_target, options, settings
 from benchmark.probe.models import PROBE_TYPES, SEED_TYPES, ProbeType
-from benchmark.validators import distinct_choices
+from benchmark.validators import Seed, Tokens, distinct_choices
 
 
 class ProbeConfig(BaseModel):
@@ -20,7 +20,7 @@ class ProbeConfig(BaseModel):
     per_type: int = Field(
         8, gt=0, le=10_000, description="max probes per type per compaction point"
     )
-    seed: int = Field(0, description="drives the stratified pick when candidates exceed per_type")
+    seed: Seed = Field(0, description="drives the stratified pick when candidates exceed per_type")
     writer: dict[str, Any] | None = Field(
         None,
         description="None = the deterministic extractor; else a Hydra spec of an LLM probe "
@@ -52,7 +52,7 @@ WRITERS = by_target(
         "benchmark.probe.writer.LLMProbeWriter",
         ("ledger", "cache"),
         endpoint=dict[str, Any],  # checked with every endpoint (config_checks)
-        max_region_tokens=int,
+        max_region_tokens=Tokens,
     )
 )
 

@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         print_error(exc)
         return 2
     except MlflowException as exc:
-        print(f"error: MLflow: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print_error(f"MLflow: {(str(exc).strip().splitlines() or ['error'])[0]}")
         return 2
     _print(comparison, files)
     return 0

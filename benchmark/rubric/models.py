@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterable, Mapping
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from benchmark.probe.models import ProbeType
+from benchmark.validators import MAX_WEIGHT
 
 # Probe types scored by rule, never sent to the judge (benchmark.evaluation).
 JUDGE_FREE_TYPES: frozenset[ProbeType] = frozenset({"next_action"})
@@ -44,9 +45,9 @@ class Rubric(BaseModel):
             if not criteria:
                 raise ValueError(f"dimension '{dim}' has no criteria")
             for crit, weight in criteria.items():
-                if not math.isfinite(weight) or weight < 0:
+                if not math.isfinite(weight) or not 0 <= weight <= MAX_WEIGHT:
                     raise ValueError(
-                        f"weight of '{dim}.{crit}' must be >= 0 and finite, got {weight}"
+                        f"weight of '{dim}.{crit}' must be >= 0 and <= {MAX_WEIGHT:g}, got {weight}"
                     )
             if sum(criteria.values()) <= 0:
                 raise ValueError(f"weights of dimension '{dim}' sum to 0")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.instantiate import ComponentConfig, by_target, settings
+from benchmark.validators import Tokens
 
 
 class SummarizerConfig(ComponentConfig):
@@ -14,6 +15,6 @@ class SummarizerConfig(ComponentConfig):
             "benchmark.summarizer.llm.LLMSummarizer",
             ("ledger", "cache"),
             endpoint=dict[str, Any],  # checked with every endpoint (config_checks)
-            max_region_tokens=int,
+            max_region_tokens=Tokens,
         ),
     )

@@ -71,8 +71,8 @@ class SummarizeSweep(Callback):
             print(f"note: no sweep comparison: {one_line(str(exc))}", file=sys.stderr)
             return
         except Exception as exc:  # noqa: BLE001 - the jobs' results are safe in the store
-            first = (str(exc).splitlines() or [type(exc).__name__])[0]
-            print(f"warning: the sweep comparison failed: {one_line(first)}", file=sys.stderr)
+            first = one_line((str(exc).splitlines() or [type(exc).__name__])[0])
+            print(f"warning: the sweep comparison failed: {first}", file=sys.stderr)
             return
         print(scrub_setting(console_text(summary)), flush=True)  # paths may hold a key
 
@@ -80,8 +80,9 @@ class SummarizeSweep(Callback):
 def _sweep_overrides(config: DictConfig) -> list[str]:
     """What the sweeper sweeps, as it reads it: ``hydra.sweeper.params`` (set by an experiment
     config), then the command line, whose overrides win."""
-    params = OmegaConf.select(config, "hydra.sweeper.params", default=None) or {}
-    return [f"{k}={v}" for k, v in params.items()] + [str(o) for o in config.hydra.overrides.task]
+    from benchmark.sweep_check import sweep_overrides  # unresolved: ${hydra:...} is the job's
+
+    return sweep_overrides(config)
 
 
 def _tracking(config: DictConfig) -> TrackingConfig | None:

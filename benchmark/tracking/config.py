@@ -12,6 +12,11 @@ from benchmark.validators import NO_ECHO, http_url_problem
 # Seconds between system metric samples: MLflow's 10 s would give a 5 s job none.
 # MLFLOW_SYSTEM_METRICS_SAMPLING_INTERVAL, when set, wins.
 SYSTEM_METRICS_INTERVAL_S = 1.0
+# MLflow's columns (mlflow/store/tracking/dbmodels/models.py): experiments.name is
+# String(256) (its API allows 500, but a PostgreSQL or MySQL store refuses past 256),
+# runs.name String(250).
+MAX_EXPERIMENT_CHARS = 256
+MAX_RUN_NAME_CHARS = 250
 
 
 class TrackingConfig(BaseModel):
@@ -26,8 +31,13 @@ class TrackingConfig(BaseModel):
         "null: the SQLite store under store_dir",
     )
     store_dir: str = Field("mlruns", min_length=1)
-    experiment: str = Field("compaction-benchmark", min_length=1)
-    run_name: str | None = Field(None, min_length=1, description="null: <policy>@<transcript>")
+    experiment: str = Field("compaction-benchmark", min_length=1, max_length=MAX_EXPERIMENT_CHARS)
+    run_name: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_RUN_NAME_CHARS,
+        description="null: <policy>@<transcript>",
+    )
     trace_llm: bool = Field(
         True, description="log every LLM call as an MLflow trace linked to the run"
     )

@@ -7,15 +7,23 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from benchmark.validators import Seed
+
+# Generated sessions: past these a job runs for hours (about 1.5 min per million tokens).
+MAX_GENERATED_SESSIONS = 1_000
+MAX_GENERATED_TOKENS = 2_000_000  # the longest real agent sessions
+
 
 class SyntheticTranscripts(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     kind: Literal["synthetic"]
     name: str
-    sessions: int = Field(1, gt=0, le=10_000, description="number of generated sessions")
-    seed: int = 0
-    target_tokens: int = Field(240_000, gt=1000, le=10_000_000)
+    sessions: int = Field(
+        1, gt=0, le=MAX_GENERATED_SESSIONS, description="number of generated sessions"
+    )
+    seed: Seed = 0
+    target_tokens: int = Field(240_000, gt=1000, le=MAX_GENERATED_TOKENS)
 
 
 ImportFormat = Literal["auto", "chat", "swe_agent", "mini_swe_agent", "claude_code", "codex"]

@@ -254,8 +254,10 @@ def scan(spec: str | list[str], extensions: list[str] | None) -> Found:
         path = Path(item).expanduser()
         named = False
         part = Found()
-        if glob.has_magic(str(path)):
-            for match in map(Path, sorted(glob.glob(str(path), recursive=True))):
+        # A name that exists as written is that file or folder, whatever it holds
+        # ("run[1].json", "a*b"); only a path that does not exist is read as a glob.
+        if not os.path.lexists(path) and glob.has_magic(str(path)):
+            for match in map(Path, sorted(glob.glob(_pattern(path), recursive=True))):
                 if _is_folder(match):
                     _scan(match, suffixes, part)
                 else:
@@ -295,6 +297,18 @@ def expand_found(spec: str | list[str], extensions: list[str] | None) -> dict[Pa
     """``expand_paths`` with, per file, whether it was named as a file (``True``) or met in a
     folder scan or a glob (``False``)."""
     return scan(spec, extensions).files
+
+
+def _pattern(path: Path) -> str:
+    """``path`` as a glob pattern whose longest leading part that exists as written is
+    taken literally: in ``runs[1]/*.json`` with a folder ``runs[1]``, ``[1]`` is its name,
+    not a character class."""
+    parts = path.parts
+    for end in range(len(parts) - 1, 0, -1):
+        prefix = Path(*parts[:end])
+        if os.path.lexists(prefix):
+            return os.path.join(glob.escape(str(prefix)), *parts[end:])
+    return str(path)
 
 
 def _is_folder(path: Path) -> bool:
