@@ -56,6 +56,17 @@ CONTROL_FAILURES = "retention/control_failures"
 # Per compaction point: a table, not step metrics (steps would join different sessions).
 POINTS_TABLE = "points_table.json"
 
+# Task success (issue 29): the agent resumed in its environment after compaction, scored by
+# the environment's evaluator; the control resumes from the uncompacted history. Each value's
+# 95% interval bounds sit beside it (``ci_names``).
+TASK_SUCCESS = "task/success"
+TASK_SUCCESS_CONTROL = "task/success_control"
+TASK_RETENTION = "task/retention"
+TASK_STEPS_TO_FINISH = "task/steps_to_finish"
+TASK_TOKENS_TO_FINISH = "task/tokens_to_finish"
+TASK_REPEATED_TOOL_CALLS = "task/repeated_tool_calls"
+TASK_POINTS_TABLE = "task_points_table.json"  # one row per (transcript, point): see report
+
 
 CI_BOUNDS = ("_lower", "_upper")  # suffixes of the 95% interval's bounds
 OLD_CI_BOUNDS = ("_ci_low", "_ci_high")  # runs logged before the bounds were renamed

@@ -139,7 +139,13 @@ def _print(comparison: Comparison, files: ReportFiles) -> None:
     for note in top_warnings(comparison):
         print(note)
     print()
-    for i, (heading, table) in enumerate(tables(comparison)):
+    sections = tables(comparison)
+    if comparison.task is not None:
+        from benchmark.report.task_section import HEADING
+        from benchmark.report.task_section import tables as task_tables
+
+        sections += [(f"{HEADING}: {c}", table) for c, table in task_tables(comparison.task)]
+    for i, (heading, table) in enumerate(sections):
         text = markdown_table(*table)
         if console.is_terminal:
             if i:
@@ -147,8 +153,13 @@ def _print(comparison: Comparison, files: ReportFiles) -> None:
             console.print(Markdown(text))
         else:  # pipes and logs: the Markdown itself, never wrapped or elided
             print(f"\n{heading}:" if i else "", text, sep="\n" if i else "")
+    if comparison.task is not None:  # what the task tables mean, in words
+        from benchmark.report.task_section import lines
+
+        print("", *lines(comparison.task), sep="\n")
     print()
-    for path in (files.markdown, files.html, files.pareto, files.dimensions, files.comparison):
+    paths = (files.markdown, files.html, files.pareto, files.dimensions, files.comparison)
+    for path in (*paths, *([files.task] if files.task else [])):
         print(path)
     if files.run_id:
         print(f"MLflow run {files.run_id} (report:{comparison.source})")

@@ -12,9 +12,11 @@ from pydantic import BaseModel
 
 from benchmark.report.compare import Comparison, compare
 from benchmark.report.layout import short_name
-from benchmark.report.load import REPORT_TAG, SWEEP_TAG, Selection, load_table
+from benchmark.report.load import REPORT_TAG, SWEEP_TAG, Selection, load_table, load_task_points
 from benchmark.report.plots import dimensions_plot, pareto_plot
 from benchmark.report.render import to_html, to_markdown
+from benchmark.report.task_figure import task_plot
+from benchmark.report.task_section import CAPTION as TASK_CAPTION
 from benchmark.tracking.sweep_parent import find_parent
 
 
@@ -25,6 +27,7 @@ class ReportFiles(BaseModel):
     pareto: Path
     dimensions: Path
     comparison: Path
+    task: Path | None = None  # task_success.png, when runs resumed tasks (issue 29)
     run_id: str | None = None
 
 
@@ -52,6 +55,7 @@ def build_report(
         tables,
         reference=reference,
         probe_type=probe_type,
+        task_points={run.run_id: load_task_points(client, run.run_id) for run in selection.runs},
     )
     comparison.ui_url = ui_url.rstrip("/") if ui_url else None
     folder = folder or default_folder(selection)
@@ -66,17 +70,21 @@ def build_report(
     )
     pareto_plot(comparison, files.pareto)
     dimensions_plot(comparison, files.dimensions)
+    if comparison.task is not None:
+        files.task = task_plot(comparison, folder / "task_success.png")
     files.markdown.write_text(to_markdown(comparison, {k: v.name for k, v in _plots(files)}))
     files.html.write_text(to_html(comparison, dict(_plots(files))))
-    files.comparison.write_text(comparison.model_dump_json(indent=1) + "\n")
+    files.comparison.write_text(comparison.to_json())
     if log:
         files.run_id = log_report(client, selection, comparison, files)
     return comparison, files
 
 
 def _plots(files: ReportFiles) -> list[tuple[str, Path]]:
-    """(caption, PNG) of the report's figures, in page order."""
-    return [("Score vs tokens kept", files.pareto), ("Rubric dimensions", files.dimensions)]
+    """(caption, PNG) of the report's figures, in page order (the task figure is drawn in
+    its own section, ``render``)."""
+    plots = [("Score vs tokens kept", files.pareto), ("Rubric dimensions", files.dimensions)]
+    return plots + ([(TASK_CAPTION, files.task)] if files.task else [])
 
 
 def artifact_url(ui_url: str | None, run_id: str, name: str) -> str:
@@ -100,6 +108,7 @@ def log_report(
         tags["report.reference"] = comparison.reference
     tags["report.runs"] = str(len(selection.runs))  # a tag, not a param: a parent is reported again
     paths = (files.html, files.pareto, files.dimensions, files.comparison)
+    paths += (files.task,) if files.task else ()
     parent = None
     if selection.kind == "sweep":
         parent = find_parent(client, selection.experiment_id, selection.source)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from benchmark import metric_names as names
 from benchmark.clusters import PARAM
 from benchmark.report.header import HeaderLine, header_lines
+from benchmark.report.interval import Interval
 from benchmark.report.layout import (
     clusters,
     common_suffix,
@@ -29,19 +30,13 @@ from benchmark.report.pairwise import pairwise_differences
 from benchmark.report.per_type import AGREEMENT_COLUMN, type_scores
 from benchmark.report.retention import CONTROL as RETENTION_CONTROL
 from benchmark.report.retention import retention_against_control
+from benchmark.report.task_points import TaskPoint
+from benchmark.report.task_success import TaskSuccess, task_success
 from benchmark.tracking.run_colours import RUN_COLOR_TAG, colour_at
 
 _HEX = re.compile(r"#[0-9a-fA-F]{6}")
 
 __all__ = ["AGREEMENT_COLUMN", "Comparison", "Delta", "Interval", "Paired", "Row", "compare"]
-
-
-class Interval(BaseModel):
-    """A score and, when the run logged one, its 95% CI."""
-
-    value: float | None = None
-    low: float | None = None
-    high: float | None = None
 
 
 class Row(BaseModel):
@@ -95,6 +90,15 @@ class Comparison(BaseModel):
     header: list[HeaderLine] = Field(
         default_factory=list, description="answerer, judge, rubric, data, clusters, reference"
     )
+    task: TaskSuccess | None = Field(
+        None, description="probe score vs task success (issue 29), when runs resumed tasks"
+    )
+
+    def to_json(self) -> str:
+        """``comparison.json``: without ``task`` when no run has it, so a report of runs
+        without the task arm is byte for byte what it was before the arm existed."""
+        exclude = {"task"} if self.task is None else None
+        return self.model_dump_json(indent=1, exclude=exclude) + "\n"
 
 
 def compare(
@@ -103,8 +107,10 @@ def compare(
     *,
     reference: str | None = "none",
     probe_type: str | None = None,
+    task_points: dict[str, list[TaskPoint]] | None = None,
 ) -> Comparison:
-    """Build the table and, unless ``reference`` is None, the paired differences."""
+    """Build the table and, unless ``reference`` is None, the paired differences; with runs
+    that resumed tasks (``task_points``: run id -> its points table), the task section."""
     runs = sorted(selection.runs, key=_order_key(selection.runs))
     labels = make_labels(runs)
     suffix = common_suffix(list(labels.values()))
@@ -170,6 +176,12 @@ def compare(
         differences=differences,
         pooled=pooled,
         pairs=pairs,
+        task=task_success(
+            runs,
+            {row.run_id: row.label for row in rows},
+            {row.run_id: row.colour for row in rows},
+            task_points or {},
+        ),
     )
 
 

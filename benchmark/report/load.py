@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from benchmark import metric_names as names
 from benchmark.errors import UserError
+from benchmark.report.task_points import TaskPoint, parse_points
 from benchmark.tracking.sweep_parent import PARENT_TAG
 
 REPORT_TAG = "report"  # runs written by the report itself; never part of a comparison
@@ -181,13 +182,34 @@ def load_table(client: Any, run_id: str) -> list[dict[str, Any]]:
     A run without the table (an older version, or a job killed before logging it)
     yields no rows rather than an error: its scores still show, unpaired.
     """
+    data = _artifact_text(client, run_id, TABLE_ARTIFACT)
+    if data is None:
+        return []
+    table = json.loads(data)
+    columns = table.get("columns", [])
+    return [dict(zip(columns, row, strict=False)) for row in table.get("data", [])]
+
+
+def load_task_points(client: Any, run_id: str) -> list[TaskPoint]:
+    """A run's ``task_points_table.json`` (the task-success arm, issue 29) as rows; none for
+    a run without the arm. A table that is not the contract's is one line naming the run."""
+    try:
+        text = _artifact_text(client, run_id, names.TASK_POINTS_TABLE)
+        if text is None:
+            return []
+        data = json.loads(text)
+    except ValueError as exc:  # JSON or UTF-8
+        raise UserError(f"run {run_id}: {names.TASK_POINTS_TABLE}: not JSON ({exc})") from None
+    return parse_points(data, run_id)
+
+
+def _artifact_text(client: Any, run_id: str, name: str) -> str | None:
+    """The text of a run's artifact ``name``; None when the run has none."""
     from mlflow.exceptions import MlflowException
 
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            path = client.download_artifacts(run_id, TABLE_ARTIFACT, tmp)
+            path = client.download_artifacts(run_id, name, tmp)
         except (MlflowException, OSError):
-            return []
-        data = json.loads(Path(path).read_text())
-    columns = data.get("columns", [])
-    return [dict(zip(columns, row, strict=False)) for row in data.get("data", [])]
+            return None
+        return Path(path).read_text()

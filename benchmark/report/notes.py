@@ -6,6 +6,7 @@ from __future__ import annotations
 from benchmark.report.cells import PAIRS_HEADING, constant_columns
 from benchmark.report.compare import AGREEMENT_COLUMN, Comparison
 from benchmark.report.retention import CONTROL
+from benchmark.report.task_section import method_note as task_method
 from benchmark.stats import METHOD, MIN_CLUSTERS_FOR_TEST
 
 WARNING = "Warning: "
@@ -98,6 +99,8 @@ def method(comparison: Comparison) -> list[str]:
             "transcripts, compaction or probe settings), each paired with its own reference "
             "run, resampled together."
         )
+    if comparison.task is not None:
+        out.append(task_method(comparison.task))
     return out
 
 

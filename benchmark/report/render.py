@@ -17,6 +17,10 @@ from pathlib import Path
 from benchmark.report.cells import Cell, tables
 from benchmark.report.compare import Comparison
 from benchmark.report.notes import method, title, top_warnings
+from benchmark.report.task_section import CAPTION as TASK_CAPTION
+from benchmark.report.task_section import HEADING as TASK_HEADING
+from benchmark.report.task_section import lines as task_lines
+from benchmark.report.task_section import tables as task_tables
 
 METHOD_HEADING = "Method"
 
@@ -44,7 +48,16 @@ def to_markdown(comparison: Comparison, images: dict[str, str] | None = None) ->
         parts += [note, ""]
     for heading, table in tables(comparison):
         parts += [f"## {heading}", "", markdown_table(*table), ""]
-    for caption, src in (images or {}).items():
+    images = dict(images or {})
+    task_image = images.pop(TASK_CAPTION, None)
+    if comparison.task is not None:
+        parts += [f"## {TASK_HEADING}", ""]
+        parts += [part for line in task_lines(comparison.task) for part in (line, "")]
+        for caption, table in task_tables(comparison.task):
+            parts += [f"### {caption}", "", markdown_table(*table), ""]
+        if task_image:
+            parts += [f"![{TASK_CAPTION}]({task_image})", ""]
+    for caption, src in images.items():
         parts += [f"## {caption}", "", f"![{caption}]({src})", ""]
     parts += [f"## {METHOD_HEADING}", ""]
     for note in method(comparison):
@@ -129,7 +142,17 @@ def to_html(comparison: Comparison, images: dict[str, Path] | None = None) -> st
     ]
     for name, table in tables(comparison):
         parts += [f"<h2>{html.escape(name)}</h2>", html_table(*table)]
-    for caption, png in (images or {}).items():
+    images = dict(images or {})
+    task_png = images.pop(TASK_CAPTION, None)
+    if comparison.task is not None:
+        parts.append(f"<h2>{TASK_HEADING}</h2>")
+        parts += [f'<p class="note">{_text(line)}</p>' for line in task_lines(comparison.task)]
+        for caption, table in task_tables(comparison.task):
+            parts += [f"<h3>{html.escape(caption)}</h3>", html_table(*table)]
+        if task_png is not None:
+            alt = html.escape(TASK_CAPTION)
+            parts.append(f'<figure><img alt="{alt}" src="{data_uri(task_png)}"></figure>')
+    for caption, png in images.items():
         alt = html.escape(caption)
         parts.append(f'<h2>{alt}</h2><figure><img alt="{alt}" src="{data_uri(png)}"></figure>')
     parts.append(f"<h2>{METHOD_HEADING}</h2>")

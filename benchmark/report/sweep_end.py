@@ -19,10 +19,12 @@ from pydantic import BaseModel
 
 from benchmark.report.build import build_report
 from benchmark.report.cells import Cell, interval_cell
-from benchmark.report.compare import Comparison, Row, compare
-from benchmark.report.load import load_table, select
+from benchmark.report.compare import Comparison, Interval, Row, compare
+from benchmark.report.load import load_table, load_task_points, select
 from benchmark.report.overall_figure import IMAGE_KEY, overall_figure, run_colours
 from benchmark.report.render import markdown_table
+from benchmark.report.task_figure import IMAGE_KEY as TASK_IMAGE_KEY
+from benchmark.report.task_figure import task_image
 from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.sweep import sweep_id
 from benchmark.tracking.sweep_parent import find_parent
@@ -45,7 +47,8 @@ class SweepSummary(BaseModel):
 
 
 def summary_rows(comparison: Comparison) -> tuple[list[str], list[list[Cell]]]:
-    """The comparison in four columns: what a person comes for."""
+    """The comparison in four columns: what a person comes for; a fifth, task success, when
+    runs resumed tasks (issue 29)."""
     header = ["policy", "overall [95% CI]", "retention vs none", "tokens kept"]
     body = [
         [
@@ -56,6 +59,11 @@ def summary_rows(comparison: Comparison) -> tuple[list[str], list[list[Cell]]]:
         ]
         for row in comparison.rows
     ]
+    if comparison.task is not None:
+        success = {p.run_id: p.success for p in comparison.task.policies}
+        header.append("task success [95% CI]")
+        for row, cells in zip(comparison.rows, body, strict=True):
+            cells.append(interval_cell(success.get(row.run_id, Interval())))
     return header, body
 
 
@@ -87,7 +95,8 @@ def summarize_sweep(
         report = files.html
     else:
         tables = {run.run_id: load_table(client, run.run_id) for run in selection.runs}
-        comparison = compare(selection, tables, reference=reference)
+        points = {run.run_id: load_task_points(client, run.run_id) for run in selection.runs}
+        comparison = compare(selection, tables, reference=reference, task_points=points)
     command = f"python -m benchmark.report {comparison.name}"
     if local:
         command += f" --store-dir {tracking.store_dir}"
@@ -100,6 +109,9 @@ def summarize_sweep(
         client.set_tag(parent, NOTE_TAG, parent_note(comparison, table, link, command, auto))
         figure = overall_figure(comparison, run_colours(selection.runs))
         client.log_image(parent, figure, key=IMAGE_KEY, step=0, synchronous=True)
+        if comparison.task is not None:
+            image = task_image(comparison)
+            client.log_image(parent, image, key=TASK_IMAGE_KEY, step=0, synchronous=True)
     store = Path(tracking.store_dir).resolve() / "mlflow.db"
     return SweepSummary(
         table=table,
