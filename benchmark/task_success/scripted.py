@@ -47,7 +47,7 @@ def is_tau2(body: Mapping[str, Any]) -> bool:
 
 class ScriptedTau2:
     """A reply hook for :class:`benchmark.stub.server.OpenAIStub`: the scripted agent and
-    customer; any other request goes to ``fallback`` (the benchmark's scripted replies).
+    customer; any other request goes to ``fallback`` (default: the stub's plain echo).
 
     ``mode``: ``context`` or ``repeat`` (the agent's policy, see the module). ``logged``:
     for ``repeat``, a session's first customer message -> that log's agent turns (as the
@@ -73,10 +73,10 @@ class ScriptedTau2:
             return self.agent(body["messages"][1:])
         if prompt.startswith(USER_MARK):
             return self.user(prompt, body["messages"][1:])
-        if self.fallback is None:
-            from benchmark.stub.scripted import scripted_reply
+        if self.fallback is None:  # the stub's plain echo (pass scripted_reply for more)
+            from benchmark.stub.chat_route import default_reply
 
-            return scripted_reply(body)
+            return default_reply(body)
         return self.fallback(body)
 
     def task(self, ref: str) -> Any:
