@@ -31,6 +31,7 @@ from benchmark.probe.config import ProbeConfig, check_writer
 from benchmark.redaction.config import RedactionConfig
 from benchmark.rubric import Rubric
 from benchmark.storage import CacheConfig
+from benchmark.task_success.config import RoleConfig, TaskConfig
 from benchmark.tracking.config import TrackingConfig
 from benchmark.transcript.config import TranscriptConfig
 from benchmark.validators import Seed
@@ -101,6 +102,10 @@ class BenchmarkConfig(BaseModel):
     audit: AuditConfig | None = Field(
         None, description="set by +audit=judge: audit the judge instead of running the benchmark"
     )
+    # The task-success arm (+experiment=task_success; benchmark/task_success/).
+    task: TaskConfig | None = Field(None, description="resume tau2 tasks at compaction points")
+    agent: RoleConfig | None = Field(None, description="the agent resumed (task success)")
+    user: RoleConfig | None = Field(None, description="the customer it talks to (task success)")
 
     @property
     def cache_path(self) -> Path | None:
@@ -140,6 +145,8 @@ def validate(cfg: DictConfig | dict[str, Any], parts: bool = True) -> BenchmarkC
         raise UserError(validation_message(exc, model=BenchmarkConfig)) from None
     check_endpoints(data)
     check_rules(config, parts)  # between groups (benchmark.config_rules), before any work
+    if config.task is not None and (config.agent is None or config.user is None):
+        raise UserError("config 'task' needs agent= and user= too (see +experiment=task_success)")
     if parts:
         check_components(config)
     check_output_dirs(config)

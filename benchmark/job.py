@@ -55,10 +55,17 @@ def job(
 
         # Migrate a fresh store (or reach the server) before the work, not after it.
         prepare_tracking(config.tracking)
+    arm = None
+    if config.task is not None:  # task success: tau2 sessions in, resumes at the same points
+        from benchmark.task_success.arm import TaskArm
+
+        arm = TaskArm(config, parts)
     folder, temporary = run_folder()
     files = RunFiles(folder, config.policy.name)  # contexts and replies: files, point by point
     try:
-        result = run_job(config, parts, sink=files.point)
+        job_config = arm.prepare() if arm is not None else config
+        result = run_job(job_config, parts, sink=arm.sink(files.point) if arm else files.point)
+        task = arm.outcome(_resumed(arm, result)) if arm is not None else None
     except interrupt.JobInterrupted as stop:
         partial = stop.result
         quiet = Console(file=io.StringIO(), width=160)  # the partial table goes to the run only
@@ -68,12 +75,36 @@ def job(
         return record.keeping(temporary), Outcome(interrupted=partial)
     finally:
         files.close()
+        if arm is not None:
+            arm.close()
     card = scorecard.render(result)
+    if task is not None:
+        print(task.line)
+        card += "\n" + task.line
     outcome = Outcome(
         objective=objective_value(result.metrics(), config.objective),
         failure=failure(result.failed_fraction, config.execution.fail_on_error, result),
     )
-    return job_record(config, resolved, result, card, files).keeping(temporary), outcome
+    record = job_record(config, resolved, result, card, files)
+    if task is not None:  # the arm's metrics and per-point table (benchmark/task_success/report.py)
+        import json
+
+        from benchmark.task_success.report import TABLE
+
+        record.metrics.update(task.metrics)
+        record.artifacts[TABLE] = json.dumps(task.rows, indent=1)
+    return record.keeping(temporary), outcome
+
+
+def _resumed(arm: Any, result: JobResult) -> list[Any]:
+    """The arm's resumes; Ctrl-C during them keeps the probes' result (KILLED)."""
+    try:
+        return arm.run()
+    except KeyboardInterrupt:
+        from benchmark.llm.loop import cancel_all
+
+        cancel_all()
+        raise interrupt.JobInterrupted(result.model_copy(update={"interrupted": True})) from None
 
 
 def job_record(

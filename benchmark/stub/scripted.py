@@ -32,6 +32,12 @@ def scripted_reply(body: dict[str, Any]) -> str:
     probe writer, and a short answer otherwise."""
     if "messages" not in body:  # a Responses API turn: the answerer after server-side compaction
         return GUESS
+    from benchmark.task_success.scripted import is_tau2  # light: the prompts' marks only
+
+    if is_tau2(body):  # the task-success arm's agent or customer (its context policy)
+        from benchmark.task_success.scripted import ScriptedTau2
+
+        return ScriptedTau2()(body)
     # What is asked is read from the system prompt only: the user message carries untrusted
     # data, and a transcript that says "verdict" must not change the kind of reply.
     prompt = " ".join(

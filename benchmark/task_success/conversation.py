@@ -1,0 +1,95 @@
+"""The agent, the customer and the environment taking turns, from any point of a session.
+
+One loop serves both uses: generating a session (from its first turn, nothing
+compacted) and resuming one at a compaction point (from the compacted history,
+the environment rebuilt by replaying the session's tool calls up to the point).
+The agent sees ``context`` (compacted or not) plus what happens after; the
+customer sees the whole conversation from its side; the evaluator sees the whole
+trajectory. Tool calls and the environment's rebuild run off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmark.task_success import tau2_env
+from benchmark.task_success.roles import Role
+from benchmark.task_success.session import STOP, Call, Turn, chat_message
+from benchmark.transcript.models import Message
+
+
+@dataclass
+class Conversation:
+    """A conversation in progress: the full trajectory, the agent's view of it, the counts."""
+
+    domain: str
+    task: Any  # tau2 Task
+    env: Any  # tau2 Environment, at the state ``turns`` left it in
+    turns: list[Turn]
+    context: list[Message]
+    start: int = 0  # turns before this were given (the point); the rest are new
+    steps: int = 0
+    tokens: int = 0
+    ended: bool = False
+    repeated_calls: int = 0
+    calls: list[Call] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.calls = [c for t in self.turns for c in t.calls]
+        self.ended = any(t.role != "tool" and STOP in (t.content or "") for t in self.turns)
+
+    def add(self, turn: Turn) -> None:
+        self.turns.append(turn)
+        self.context.append(Message.model_validate(chat_message(turn)))
+
+    def user_view(self) -> list[tuple[str, str]]:
+        """What the customer has seen: the agent's and its own words, no tool traffic."""
+        return [
+            (t.role, t.content) for t in self.turns if t.role in ("user", "assistant") and t.content
+        ]
+
+
+def whose_turn(turns: list[Turn]) -> str:
+    """``user`` opens a conversation and answers the agent's messages; otherwise the agent."""
+    if not turns:
+        return "user"
+    last = turns[-1]
+    return "user" if last.role == "assistant" and not last.calls else "agent"
+
+
+async def converse(
+    conv: Conversation,
+    agent: Role,
+    user: Role,
+    agent_system: str,
+    user_system: str,
+    max_steps: int,
+) -> None:
+    """Take turns until someone says STOP or ``max_steps`` turns (agent and customer) pass."""
+    turn = whose_turn(conv.turns)
+    while not conv.ended and conv.steps < max_steps:
+        conv.steps += 1
+        if turn == "user":
+            text, tokens = await user.say(user_system, conv.user_view())
+            conv.tokens += tokens
+            conv.add(Turn(role="user", content=text))
+            conv.ended = STOP in text
+            turn = "agent"
+            continue
+        step = await agent.act(agent_system, conv.context)
+        conv.tokens += step.tokens
+        if step.action == "reply":
+            conv.add(Turn(role="assistant", content=step.message))
+            conv.ended = STOP in step.message
+            turn = "user"
+            continue
+        call = Call(id=f"call_{len(conv.turns)}", name=step.name, arguments=step.arguments or {})
+        conv.repeated_calls += any(call.same_as(c) for c in conv.calls)
+        conv.calls.append(call)
+        conv.add(Turn(role="assistant", calls=[call]))
+        text, error = await asyncio.to_thread(
+            tau2_env.call, conv.env, call.id, call.name, call.arguments
+        )
+        conv.add(Turn(role="tool", content=text, call_id=call.id, error=error))

