@@ -33,17 +33,6 @@ RETENTION = "headline/more/retention"
 COST_USD = "headline/more/cost_usd"  # in a job's run, beside the usage's own total:
 LLM_COST_USD = "llm/cost_usd"  # every run with LLM calls (benchmark.llm.usage)
 
-# The task-success arm (benchmark/task_success/report.py): resumes scored by the
-# environment's own evaluator; retention = success / control success on the same points.
-TASK_SUCCESS = "task/success"
-TASK_SUCCESS_CONTROL = "task/success_control"
-TASK_RETENTION = "task/retention"
-TASK_STEPS = "task/steps_to_finish"
-TASK_TOKENS = "task/tokens_to_finish"
-TASK_REPEATED_CALLS = "task/repeated_tool_calls"
-TASK_POINTS = "task/points"
-TASK_FAILED_RESUMES = "task/failed_resumes"
-
 # Counts.
 PROBES_TOTAL = "probes/total"
 PROBES_REPEATED = "probes/repeated"
@@ -77,6 +66,9 @@ TASK_STEPS_TO_FINISH = "task/steps_to_finish"
 TASK_TOKENS_TO_FINISH = "task/tokens_to_finish"
 TASK_REPEATED_TOOL_CALLS = "task/repeated_tool_calls"
 TASK_POINTS_TABLE = "task_points_table.json"  # one row per (transcript, point): see report
+# Retention = success / control success on the same points (benchmark/task_success/report.py).
+TASK_POINTS = "task/points"
+TASK_FAILED_RESUMES = "task/failed_resumes"
 
 
 CI_BOUNDS = ("_lower", "_upper")  # suffixes of the 95% interval's bounds

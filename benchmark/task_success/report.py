@@ -117,16 +117,16 @@ def outcome(records: list[PointRecord], policy: str, cluster_by: str) -> TaskOut
         metrics[names.TASK_SUCCESS] = est.mean
         _bounds(metrics, names.TASK_SUCCESS, est.low, est.high)
         for name, attr in (
-            (names.TASK_STEPS, "steps"),
-            (names.TASK_TOKENS, "tokens"),
-            (names.TASK_REPEATED_CALLS, "repeated_tool_calls"),
+            (names.TASK_STEPS_TO_FINISH, "steps"),
+            (names.TASK_TOKENS_TO_FINISH, "tokens"),
+            (names.TASK_REPEATED_TOOL_CALLS, "repeated_tool_calls"),
         ):
             metrics[name] = sum(getattr(r.main, attr) for r in scored) / len(scored)
         line = (
             f"task success ({policy}): {est.mean:.2f}{_shown(est.low, est.high)} over "
-            f"{len(scored)} point(s); {metrics[names.TASK_STEPS]:.1f} turns, "
-            f"{metrics[names.TASK_TOKENS]:,.0f} tokens, "
-            f"{metrics[names.TASK_REPEATED_CALLS]:.1f} repeated tool calls per resume"
+            f"{len(scored)} point(s); {metrics[names.TASK_STEPS_TO_FINISH]:.1f} turns, "
+            f"{metrics[names.TASK_TOKENS_TO_FINISH]:,.0f} tokens, "
+            f"{metrics[names.TASK_REPEATED_TOOL_CALLS]:.1f} repeated tool calls per resume"
         )
     paired = [r for r in scored if r.control is not None and r.control.reward is not None]
     if paired:
