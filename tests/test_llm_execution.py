@@ -242,8 +242,8 @@ def test_killed_run_resumes_without_repeating_a_completed_call(openai_stub, tmp_
     assert not set(again) & set(served)  # nothing that had completed was asked again
     assert len(again) <= total - len(served)
     assert run_metrics(tmp_path, "resumed") == run_metrics(tmp_path, "reference")
-    # The killed job's run, open since its start, was ended FAILED, not left RUNNING.
-    assert len(runs_named(tmp_path, "resumed", "FAILED")) == 1
+    # The killed job's run, open since its start, was ended KILLED, not left RUNNING.
+    assert len(runs_named(tmp_path, "resumed", "KILLED")) == 1
     assert not runs_named(tmp_path, "resumed", "RUNNING")
 
 

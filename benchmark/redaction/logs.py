@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from benchmark.redaction.redactor import scrub
+from benchmark.redaction.values import strip_userinfo
 
 
 class ScrubFilter(logging.Filter):
@@ -17,7 +18,7 @@ class ScrubFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        clean = scrub(message)
+        clean = scrub(strip_userinfo(message))  # a database URI's password included
         if clean != message:
             record.msg, record.args = clean, ()
         if record.exc_info and not record.exc_text:

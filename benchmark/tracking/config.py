@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
@@ -88,13 +89,20 @@ class TrackingConfig(BaseModel):
         them cannot be scrubbed without renaming what the user named, so it is refused."""
         from benchmark.redaction import scrub_setting
 
-        if value is not None and (
-            scrub_setting(value) != value or scrub_setting(_absolute(value)) != _absolute(value)
+        # A database URI's user:password@ is where its driver reads the password (MLflow
+        # never stores the tracking URI); it is scrubbed wherever the URI is shown.
+        value_checked = _USERINFO.sub("//", value, count=1) if value is not None else None
+        if value_checked is not None and (
+            scrub_setting(value_checked) != value_checked
+            or scrub_setting(_absolute(value_checked)) != _absolute(value_checked)
         ):
             raise PydanticCustomError(
                 NO_ECHO, "looks like it holds a secret (a key or token); choose another"
             )
         return value
+
+
+_USERINFO = re.compile(r"//[^/@\s]*@")
 
 
 def _absolute(value: str) -> str:
