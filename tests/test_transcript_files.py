@@ -16,7 +16,8 @@ from test_cli import run_cli
 
 from benchmark.config import validate
 from benchmark.errors import UserError
-from benchmark.transcript.sources import TranscriptStream, expand_paths, load_transcripts
+from benchmark.transcript.scan import expand_paths
+from benchmark.transcript.sources import TranscriptStream, load_transcripts
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CHAT = FIXTURES / "chat" / "ledger_fix.jsonl"

@@ -26,7 +26,7 @@ from benchmark.errors import UserError, print_error
 from benchmark.preview.render import render, render_review
 from benchmark.preview.report import preview_file, review_sample
 from benchmark.transcript.config import ImportFormat
-from benchmark.transcript.sources import expand_found
+from benchmark.transcript.scan import expand_found
 
 __all__ = ["preview_file", "load_config", "main", "render"]
 

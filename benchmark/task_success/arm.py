@@ -31,7 +31,7 @@ from benchmark.task_success.runs import Players, ResumeResult, generate, resume,
 from benchmark.task_success.session import Session, import_results
 from benchmark.transcript.config import FileTranscripts
 from benchmark.transcript.models import Transcript
-from benchmark.transcript.sources import expand_paths
+from benchmark.transcript.scan import expand_paths
 
 log = logging.getLogger(__name__)
 
