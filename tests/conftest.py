@@ -50,6 +50,16 @@ def group_options(group: str) -> list[str]:
 
 
 @pytest.fixture
+def offline(monkeypatch, tmp_path) -> Path:
+    """A job run in-process as a user would start it with no key: the working folder in
+    tmp_path, no API key and no HYDRA_FULL_ERROR in the environment."""
+    monkeypatch.chdir(tmp_path)
+    for var in ("HYDRA_FULL_ERROR", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    return tmp_path
+
+
+@pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present beside the repository")

@@ -217,15 +217,6 @@ def _one_error_line(stderr: str, expected: str) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def offline(monkeypatch, tmp_path):
-    """No key, no HYDRA_FULL_ERROR, and the working folder in tmp_path."""
-    monkeypatch.chdir(tmp_path)
-    for var in ("HYDRA_FULL_ERROR", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-    return tmp_path
-
-
 def test_the_battery_is_large():
     assert len(CASES) >= 100
     assert len({" ".join(c) for c, _ in CASES}) == len(CASES)

@@ -225,13 +225,10 @@ def test_skip_reasons_say_the_kind_of_problem_only(scanned):
 
 
 @pytest.fixture
-def offline(monkeypatch, tmp_path):
-    """The working folder in tmp_path, no key in the environment but the planted one."""
-    monkeypatch.chdir(tmp_path)
-    for var in ("HYDRA_FULL_ERROR", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
+def offline(offline, monkeypatch):
+    """conftest's ``offline``, with one key planted in the environment."""
     monkeypatch.setenv("BENCH_DEPLOY_TOKEN", ENV_KEY)
-    return tmp_path
+    return offline
 
 
 SMALL = [

@@ -28,13 +28,10 @@ from test_secrets_names import (
 
 
 @pytest.fixture
-def offline(monkeypatch, tmp_path):
-    """The working folder in tmp_path, no key in the environment but the planted one."""
-    monkeypatch.chdir(tmp_path)
-    for var in ("HYDRA_FULL_ERROR", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
+def offline(offline, monkeypatch):
+    """conftest's ``offline``, with one key planted in the environment."""
     monkeypatch.setenv("BENCH_DEPLOY_TOKEN", ENV_KEY)
-    return tmp_path
+    return offline
 
 
 SHOWN = {
