@@ -107,13 +107,14 @@ def _llm(tmp: Path, stub: OpenAIStub | None) -> list[str]:
 
 
 def _handling(job: Job, tmp: Path, stub: OpenAIStub | None) -> None:
-    """The job's own code runs: it catches SIGTERM (a bare interpreter does not), so its
-    modules are loading or Hydra composes (no output tells these apart)."""
+    """The job's own code runs: it catches SIGTERM and SIGHUP (a bare interpreter does
+    not), so its modules are loading or Hydra composes (no output tells these apart). Both
+    bits are read: the handlers are installed one after the other."""
 
     def caught() -> bool:
         status = Path(f"/proc/{job.proc.pid}/status").read_text()
         mask = int(re.search(r"SigCgt:\s*([0-9a-f]+)", status)[1], 16)
-        return bool(mask & (1 << (TERM - 1)))
+        return all(mask & (1 << (signum - 1)) for signum in (TERM, HUP))
 
     job.wait_for(caught, "the job's signal handlers")
 
