@@ -98,6 +98,9 @@ def chat_message(turn: Turn) -> dict[str, Any]:
 
 def tau2_messages(turns: list[Turn]) -> list[Any]:
     """The turns as tau2 messages, for its environment replay and evaluators."""
+    from benchmark.task_success.tau2_env import tau2_loaded
+
+    tau2_loaded()  # tau2 imported as the arm imports it (its .env loader neutralised)
     from tau2.data_model.message import AssistantMessage, ToolCall, ToolMessage, UserMessage
 
     out: list[Any] = []

@@ -13,10 +13,12 @@ callers on the LLM loop run it with ``asyncio.to_thread``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import threading
+from collections.abc import Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +32,16 @@ EXTRA = "pip install -e '.[tau2]'"
 # Domains whose user needs no tools of their own: the user simulator here only talks.
 DOMAINS = ("airline", "retail", "mock")  # mock: tau2's tiny test domain
 REPLAY_DOMAINS = (*DOMAINS, "telecom")  # replayed and scored from logged sessions too
+# What the arm imports of tau2, all at once under _no_dotenv (tau2_loaded).
+_MODULES = (
+    "tau2.data_model.message",
+    "tau2.data_model.tasks",
+    "tau2.environment.environment",
+    "tau2.evaluator.evaluator_action",
+    "tau2.evaluator.evaluator_communicate",
+)
 _LOCK = threading.Lock()
+_DOTENV = threading.RLock()  # held while dotenv's loader is patched (_no_dotenv)
 
 
 def tau2_loaded() -> None:
@@ -40,12 +51,45 @@ def tau2_loaded() -> None:
         from loguru import logger
 
         logger.disable("tau2")  # "No .env file found" and per-call debug lines
-        import tau2.data_model.message  # noqa: F401
+        with _no_dotenv():
+            for name in _MODULES:
+                importlib.import_module(name)
     except ImportError:
         raise UserError(
             f"the task-success arm needs tau2-bench, which is not installed: {EXTRA} "
             "(the 'tau2' extra)"
         ) from None
+
+
+@contextlib.contextmanager
+def _no_dotenv() -> Iterator[None]:
+    """``dotenv.load_dotenv`` made a no-op while tau2 is imported, restored after.
+
+    ``tau2.utils.utils`` calls ``load_dotenv()`` at import: a ``.env`` in the working
+    folder (from a REPL, a notebook, ``python -c``, a debugger) or in any folder above
+    tau2's install would be loaded into this process's environment, setting
+    ``OPENAI_API_KEY`` and the like behind the user's back, for every endpoint of the job.
+    The arm imports tau2's modules only through here (``tau2_loaded``, ``_domain``), so
+    such a call in any of them loads nothing. One thread at a time (``_DOTENV``): two
+    overlapping patches would otherwise restore each other's no-op for good.
+    """
+    try:
+        import dotenv
+        import dotenv.main
+    except ImportError:  # tau2 then fails to import, and says so
+        yield
+        return
+
+    def loads_nothing(*_args: Any, **_kwargs: Any) -> bool:
+        return False
+
+    with _DOTENV:
+        saved = dotenv.load_dotenv, dotenv.main.load_dotenv
+        dotenv.load_dotenv = dotenv.main.load_dotenv = loads_nothing
+        try:
+            yield
+        finally:
+            dotenv.load_dotenv, dotenv.main.load_dotenv = saved
 
 
 @cache
@@ -55,7 +99,8 @@ def _domain(domain: str) -> Any:
             f"task domain '{domain}' is not supported (choose from: {', '.join(REPLAY_DOMAINS)})"
         )
     tau2_loaded()
-    return importlib.import_module(f"tau2.domains.{domain}.environment")
+    with _no_dotenv():
+        return importlib.import_module(f"tau2.domains.{domain}.environment")
 
 
 @cache
