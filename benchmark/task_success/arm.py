@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.config import BenchmarkConfig
-from benchmark.errors import UserError
 from benchmark.llm import Endpoint, close_all
 from benchmark.llm.loop import run
 from benchmark.parts import Parts, response_cache
@@ -102,11 +101,6 @@ class TaskArm:
         found = []
         for ref in refs:
             domain, _, task_id = ref.partition("/")
-            if domain not in tau2_env.DOMAINS:
-                raise UserError(
-                    f"config key 'task.tasks': {ref}: sessions of {domain} need a customer "
-                    "who uses tools; import logged ones with transcript=files"
-                )
             one = tau2_env.task(domain, task_id)
             tau2_env.check_scorable(one, domain)
             found.append((domain, one))
@@ -169,7 +163,7 @@ class TaskArm:
             jobs = []
             for point, context in self.points:
                 session, found = self.sessions[point.point.transcript_id]
-                end = point.point.end
+                end = session.turn_end(point.point.end)  # the point counts agent-visible turns
                 main = (
                     None
                     if point.compaction_error is not None

@@ -6,6 +6,11 @@ the environment rebuilt by replaying the session's tool calls up to the point).
 The agent sees ``context`` (compacted or not) plus what happens after; the
 customer sees the whole conversation from its side; the evaluator sees the whole
 trajectory. Tool calls and the environment's rebuild run off the event loop.
+
+Turns go as tau2's orchestrator routes them: the agent's tool call to the environment
+and its result back to the agent; a customer with tools of its own (telecom) may call
+them instead of speaking, the call runs as the user's and its result goes back to the
+customer, who then speaks or calls again. The agent never sees the customer's calls.
 """
 
 from __future__ import annotations
@@ -15,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmark.task_success import tau2_env
-from benchmark.task_success.roles import Role
-from benchmark.task_success.session import STOP, Call, Turn, chat_message
+from benchmark.task_success.roles import Role, Step, user_view
+from benchmark.task_success.session import STOP, Call, Turn, chat_message, seen_by_agent
 from benchmark.transcript.models import Message
 
 
@@ -40,22 +45,47 @@ class Conversation:
         self.calls = [c for t in self.turns for c in t.calls]
         self.ended = any(t.role != "tool" and STOP in (t.content or "") for t in self.turns)
 
+    @property
+    def user_has_tools(self) -> bool:
+        """The customer has tools of its own in this environment (telecom's phone)."""
+        return getattr(self.env, "user_tools", None) is not None
+
     def add(self, turn: Turn) -> None:
         self.turns.append(turn)
-        self.context.append(Message.model_validate(chat_message(turn)))
+        if seen_by_agent(turn):
+            self.context.append(Message.model_validate(chat_message(turn)))
 
     def user_view(self) -> list[tuple[str, str]]:
-        """What the customer has seen: the agent's and its own words, no tool traffic."""
-        return [
-            (t.role, t.content) for t in self.turns if t.role in ("user", "assistant") and t.content
-        ]
+        """What the customer has seen: the agent's and its own words, and its own tools'
+        traffic; never the agent's."""
+        return user_view(self.turns, self.user_has_tools)
+
+    async def call(self, step: Step, requestor: str) -> None:
+        """``step``'s tool call, by the agent or the customer, and its result, as two turns."""
+        call = Call(
+            id=f"call_{len(self.turns)}",
+            name=step.name,
+            arguments=step.arguments or {},
+            requestor="user" if requestor == "user" else "assistant",
+        )
+        self.repeated_calls += any(call.same_as(c) for c in self.calls)
+        self.calls.append(call)
+        self.add(Turn(role=call.requestor, calls=[call]))
+        run = tau2_env.user_call if call.requestor == "user" else tau2_env.call
+        text, error = await asyncio.to_thread(run, self.env, call.id, call.name, call.arguments)
+        self.add(
+            Turn(role="tool", content=text, call_id=call.id, requestor=call.requestor, error=error)
+        )
 
 
 def whose_turn(turns: list[Turn]) -> str:
-    """``user`` opens a conversation and answers the agent's messages; otherwise the agent."""
+    """``user`` opens a conversation, answers the agent's messages and reads its own tools'
+    results; otherwise the agent."""
     if not turns:
         return "user"
     last = turns[-1]
+    if last.role == "tool":
+        return "user" if last.requestor == "user" else "agent"
     return "user" if last.role == "assistant" and not last.calls else "agent"
 
 
@@ -72,8 +102,16 @@ async def converse(
     while not conv.ended and conv.steps < max_steps:
         conv.steps += 1
         if turn == "user":
-            text, tokens = await user.say(user_system, conv.user_view())
-            conv.tokens += tokens
+            if conv.user_has_tools:
+                step = await user.user_act(user_system, conv.user_view())
+                conv.tokens += step.tokens
+                if step.action == "tool":  # its result is the customer's to read: its turn
+                    await conv.call(step, "user")
+                    continue
+                text = step.message
+            else:
+                text, tokens = await user.say(user_system, conv.user_view())
+                conv.tokens += tokens
             conv.add(Turn(role="user", content=text))
             conv.ended = STOP in text
             turn = "agent"
@@ -85,11 +123,4 @@ async def converse(
             conv.ended = STOP in step.message
             turn = "user"
             continue
-        call = Call(id=f"call_{len(conv.turns)}", name=step.name, arguments=step.arguments or {})
-        conv.repeated_calls += any(call.same_as(c) for c in conv.calls)
-        conv.calls.append(call)
-        conv.add(Turn(role="assistant", calls=[call]))
-        text, error = await asyncio.to_thread(
-            tau2_env.call, conv.env, call.id, call.name, call.arguments
-        )
-        conv.add(Turn(role="tool", content=text, call_id=call.id, error=error))
+        await conv.call(step, "assistant")

@@ -11,3 +11,8 @@ TICKET = "Your ticket: "
 STOP = "###STOP###"  # what ends a conversation, said by the user (or the agent)
 WAITING = "(the agent is waiting for you)"  # the user's prompt when the agent has not spoken
 CONTINUE = "(continue)"  # the agent's prompt after its own reply, before the customer's
+# A customer with tools of its own (telecom: its phone): the heading its prompt lists them
+# under, and the scripted stub's words for asking it to use one and for reporting it did.
+USER_TOOLS = "# Your own tools (JSON schemas)"
+DEVICE_ASK = "Please do this on your device: "  # followed by {"name": ..., "arguments": ...}
+DEVICE_DONE = "I did this on my device: "  # the same JSON; the tool's reply on the next line

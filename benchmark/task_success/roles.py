@@ -11,6 +11,11 @@ environment answers) or ``{"action": "reply", "message": ...}`` (the customer
 answers). Its history is its own conversation in its roles: its turns as those
 JSON actions, tool results and the customer's words as user messages, and whatever
 a compaction policy left (a summary, a placeholder) as it left it.
+
+A customer with tools of its own (telecom's, on its phone) acts by the same JSON
+protocol, its tools listed in its prompt: a tool action runs in the environment as a
+user's call (``requestor="user"``), and its result comes back to the customer alone,
+as tau2 routes it; the agent sees only what the customer then says.
 """
 
 from __future__ import annotations
@@ -30,8 +35,10 @@ from benchmark.task_success.marks import (
     TICKET,
     TOOL_RESULT,
     USER_MARK,
+    USER_TOOLS,
     WAITING,
 )
+from benchmark.task_success.session import Turn, seen_by_user
 from benchmark.transcript.models import Message
 
 AGENT_SCHEMA: dict[str, Any] = {
@@ -118,14 +125,31 @@ def agent_messages(system: str, context: list[Message]) -> list[dict[str, str]]:
     return out
 
 
-def user_system(domain: str, task_ref: str, instructions: str) -> str:
-    return (
+def user_system(
+    domain: str, task_ref: str, instructions: str, tools: tuple[dict[str, Any], ...] = ()
+) -> str:
+    """The customer's prompt; with ``tools`` (its own, e.g. its phone's), also how to use
+    them: the JSON protocol the agent uses, and the tools' schemas."""
+    prompt = (
         f"{USER_MARK} It is the {domain} company's agent you talk to.\n"
         f"{TICKET}{task_ref}\n"
         "Write only what you, the customer, say: one short message per turn. Open with "
         "why you are calling. Give what you know when asked; do not invent details you "
         "were not given. Follow the scenario's instructions. When your request is handled, "
         f"or cannot be, write {STOP} alone on the last line.\n\n# Scenario\n{instructions}"
+    )
+    if not tools:
+        return prompt
+    listed = json.dumps([t.get("function", t) for t in tools], sort_keys=True)
+    return (
+        f"{prompt}\n\n# How you act\nYou can use tools on your own device; the agent cannot "
+        "see them or their results, only what you tell it. Each turn, reply with one JSON "
+        "object and nothing else:\n"
+        '- {"action": "tool", "name": "<tool>", "arguments": {...}} to use one of your tools; '
+        "its result comes back to you in the next message;\n"
+        '- {"action": "reply", "message": "<text>"} to say something to the agent.\n'
+        "Do what the agent asks on your device with your tools, and report what they show; "
+        f"never make up a result.\n\n{USER_TOOLS}\n{listed}"
     )
 
 
@@ -187,3 +211,37 @@ class Role:
         """The user simulator's next message, and the tokens it cost."""
         completion, _ = await self.client.acomplete(user_messages(system, conversation))
         return completion.text.strip(), completion.input_tokens + completion.output_tokens
+
+    async def user_act(self, system: str, conversation: list[tuple[str, str]]) -> Step:
+        """The next step of a customer with tools of its own: a message (``reply``) or a
+        call of one of its tools, by the agent's JSON protocol."""
+        completion, step = await self.client.acomplete(
+            user_messages(system, conversation), schema=AGENT_SCHEMA, parse=parse_step
+        )
+        assert step is not None
+        tokens = completion.input_tokens + completion.output_tokens
+        return Step(step.action, step.name, step.arguments, step.message, tokens)
+
+
+def user_view(turns: list[Turn], with_tools: bool) -> list[tuple[str, str]]:
+    """What the customer has seen, as ``(role, text)``: the agent's words and its own turns;
+    ``with_tools`` (a customer with tools), its turns as its JSON actions and its tools'
+    results too, never the agent's tool traffic (tau2's user history)."""
+    if not with_tools:
+        return [(t.role, t.content) for t in turns if t.role in ("user", "assistant") and t.content]
+    out = []
+    for t in turns:
+        if not seen_by_user(t):
+            continue
+        if t.role == "assistant":
+            out.append(("assistant", t.content or ""))
+        elif t.role == "tool":
+            out.append(("tool", f"{TOOL_RESULT.format(id=t.call_id)}\n{t.content or ''}"))
+        else:
+            lines = [json.dumps({"action": "reply", "message": t.content})] if t.content else []
+            lines += [
+                json.dumps({"action": "tool", "name": c.name, "arguments": c.arguments})
+                for c in t.calls
+            ]
+            out.append(("user", "\n".join(lines)))
+    return out

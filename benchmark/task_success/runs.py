@@ -21,7 +21,13 @@ from benchmark.llm.client import LLMError
 from benchmark.task_success import tau2_env
 from benchmark.task_success.conversation import Conversation, converse
 from benchmark.task_success.roles import Role, agent_system, scenario_text, user_system
-from benchmark.task_success.session import Session, Turn, chat_message, tau2_messages
+from benchmark.task_success.session import (
+    Session,
+    Turn,
+    chat_message,
+    seen_by_agent,
+    tau2_messages,
+)
 from benchmark.transcript.models import Message
 
 PROMPTS_VERSION = 1  # bump when a prompt changes: cached sessions are then made again
@@ -38,7 +44,8 @@ class Players:
 def systems(domain: str, task: Any) -> tuple[str, str]:
     """The agent's and the customer's system prompts for ``task``."""
     agent = agent_system(domain, tau2_env.policy(domain), tau2_env.tool_schemas(domain))
-    return agent, user_system(domain, f"{domain}/{task.id}", scenario_text(task))
+    tools = tau2_env.user_tool_schemas(domain)  # telecom's customer has a phone to use
+    return agent, user_system(domain, f"{domain}/{task.id}", scenario_text(task), tools)
 
 
 def session_key(domain: str, task: Any, players: Players, max_steps: int, seed: int) -> str:
@@ -107,8 +114,9 @@ class ResumeResult(BaseModel):
 
 
 def uncompacted(turns: list[Turn]) -> list[Message]:
-    """The session's turns as the agent's history, nothing removed (the control arm)."""
-    return [Message.model_validate(chat_message(t)) for t in turns]
+    """The session's turns as the agent's history, nothing removed (the control arm): the
+    turns tau2 shows the agent (not a customer's own tool calls and their results)."""
+    return [Message.model_validate(chat_message(t)) for t in turns if seen_by_agent(t)]
 
 
 async def resume(
@@ -120,7 +128,9 @@ async def resume(
     max_steps: int,
 ) -> ResumeResult:
     """Resume ``session`` after its first ``end`` turns with the agent's history ``context``
-    (compacted, or :func:`uncompacted` for the control), to the end or ``max_steps``."""
+    (compacted, or :func:`uncompacted` for the control), to the end or ``max_steps``.
+    ``end`` counts the session's turns (a point's: ``Session.turn_end``); the environment
+    is rebuilt by replaying both sides' tool calls before it."""
     domain = session.domain
     given = list(session.turns[:end])
     try:

@@ -14,7 +14,14 @@ plainly limited:
   stated in its history; else it asks once, then gives up. So a compacted history
   that lost an id stalls and scores lower, and one that lost a call repeats it;
 * the **agent**, ``repeat`` mode, repeats a logged session's agent turns in order
-  (its n-th turn is the log's n-th), then ends.
+  (its n-th turn is the log's n-th), then ends;
+* with tools of its own (telecom's phone), the **customer** does what it is asked on
+  its device: a request ``Please do this on your device: {"name": ..., "arguments": ...}``,
+  or one naming a gold user action of its task, runs that tool as the user, and its next
+  turn reports it (``I did this on my device: {...}`` and the tool's reply); the
+  ``context`` agent asks for the task's gold user actions in order, and counts one done
+  once its history shows that report. A compacted history that lost the report asks
+  again, and the customer does it again (toggling airplane mode twice undoes it).
 """
 
 from __future__ import annotations
@@ -24,9 +31,21 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from benchmark.task_success.marks import AGENT_MARK, STOP, TICKET, TOOL_RESULT, USER_MARK, WAITING
+from benchmark.task_success.marks import (
+    AGENT_MARK,
+    DEVICE_ASK,
+    DEVICE_DONE,
+    STOP,
+    TICKET,
+    TOOL_RESULT,
+    USER_MARK,
+    USER_TOOLS,
+    WAITING,
+)
 
-_TICKET = re.compile(r"\[ticket ([a-z]+)/([^\]\s]+)\]")
+# The ticket ends its line; task ids may hold brackets ("[mms_issue]...[PERSONA:None]").
+_TICKET = re.compile(r"\[ticket ([a-z_]+)/(\S+)\]\s*$", re.MULTILINE)
+_RESULT = TOOL_RESULT.split("{", 1)[0]  # how a tool's result opens
 ALREADY = "I already gave you my details earlier in this conversation."
 CANNOT = "I cannot continue: this conversation does not state the {}."
 UNKNOWN_TASK = "I cannot tell which request this is, sorry."
@@ -97,18 +116,33 @@ class ScriptedTau2:
         ref = prompt.split(TICKET, 1)[1].split("\n", 1)[0].strip() if TICKET in prompt else ""
         task = self.task(ref)
         info = task.user_scenario.instructions if task is not None else None
+        if USER_TOOLS in prompt:
+            return self._device_user(ref, task, info, messages)
         own = [m for m in messages if m.get("role") == "assistant"]
         if not own:
             reason = getattr(info, "reason_for_call", None) or str(info or "Hello.")
             return f"{reason.strip()}\n[ticket {ref}]"
         said = [m for m in messages if m.get("role") == "user" and m.get("content") != WAITING]
         last = str(said[-1].get("content", "")) if said else ""
-        if "?" not in last:
-            return STOP
-        if len(own) > 1:
-            return ALREADY
-        known = getattr(info, "known_info", None)
-        return known.strip() if known else "I do not know."
+        return _answer(info, last, answered=len(own) > 1)
+
+    def _device_user(self, ref: str, task: Any, info: Any, messages: list[dict[str, Any]]) -> str:
+        """The customer with tools of its own: its turns are JSON actions (see the module)."""
+        own = [str(m.get("content", "")) for m in messages if m.get("role") == "assistant"]
+        if not own:
+            reason = getattr(info, "reason_for_call", None) or str(info or "Hello.")
+            return _reply(f"{reason.strip()}\n[ticket {ref}]")
+        last = str(messages[-1].get("content", "")) if messages[-1].get("role") == "user" else ""
+        done = _actions({"content": own[-1]})
+        if last.startswith(_RESULT) and done:  # its own tool's result: report it
+            what = json.dumps({"name": done[-1]["name"], "arguments": done[-1]["arguments"]})
+            shown = last.split("\n", 1)[1] if "\n" in last else ""
+            return _reply(f"{DEVICE_DONE}{what}\nIt shows: {shown[:300]}")
+        asked = _asked(last, task)
+        if asked is not None:
+            return json.dumps({"action": "tool", **asked})
+        known = getattr(info, "known_info", None) or ""
+        return _reply(_answer(info, last, answered=bool(known) and any(known in o for o in own)))
 
     # -- the agent ------------------------------------------------------------------------
 
@@ -121,15 +155,23 @@ class ScriptedTau2:
         if task is None:
             return _reply(UNKNOWN_TASK)
         done = [a for m in messages if m.get("role") == "assistant" for a in _actions(m)]
+        reported = [r for m in messages if m.get("role") == "user" for r in _reports(m)]
         criteria = task.evaluation_criteria
-        gold = (
-            [a for a in (criteria.actions or []) if a.requestor == "assistant"] if criteria else []
-        )
-        pending = [a for a in gold if not any(_same(a.name, a.arguments, d) for d in done)]
+        gold = list(criteria.actions or []) if criteria else []
+        pending = [
+            a
+            for a in gold
+            if not any(
+                _same(a.name, a.arguments, d) for d in (reported if a.requestor == "user" else done)
+            )
+        ]
         if not pending:
             told = " ".join(criteria.communicate_info or []) if criteria else ""
             return _reply(f"{DONE} {told}".strip())
         action = pending[0]
+        if action.requestor == "user":  # the customer's to do, on its device
+            what = json.dumps({"name": action.name, "arguments": action.arguments})
+            return _reply(f"{DEVICE_ASK}{what}")
         missing = [k for k, v in action.arguments.items() if not _stated(v, text)]
         if not missing:
             return json.dumps(
@@ -151,6 +193,57 @@ class ScriptedTau2:
 
 def _reply(text: str) -> str:
     return json.dumps({"action": "reply", "message": text})
+
+
+def _answer(info: Any, last: str, answered: bool) -> str:
+    """The customer's words to the agent's ``last``: STOP unless it asks something; the
+    task's known information the first time, then that it already gave it."""
+    if "?" not in last:
+        return STOP
+    if answered:
+        return ALREADY
+    known = getattr(info, "known_info", None)
+    return known.strip() if known else "I do not know."
+
+
+def _asked(text: str, task: Any) -> dict[str, Any] | None:
+    """The tool action the agent's ``text`` asks the customer to do on its device: the
+    one it spells out, else a gold user action of ``task`` it names (its tool's name, or
+    that name's words: "toggle airplane mode")."""
+    if DEVICE_ASK in text:
+        line = text.split(DEVICE_ASK, 1)[1].split("\n", 1)[0]
+        try:
+            data = json.loads(line)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("name"), str):
+            arguments = data.get("arguments")
+            return {
+                "name": data["name"],
+                "arguments": arguments if isinstance(arguments, dict) else {},
+            }
+    criteria = getattr(task, "evaluation_criteria", None)
+    lowered = text.lower()
+    for action in (criteria.actions or []) if criteria else []:
+        if action.requestor == "user" and (
+            action.name in lowered or action.name.replace("_", " ") in lowered
+        ):
+            return {"name": action.name, "arguments": action.arguments}
+    return None
+
+
+def _reports(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The device actions a customer's message reports done (its ``DEVICE_DONE`` lines)."""
+    found = []
+    for line in str(message.get("content", "")).splitlines():
+        if line.startswith(DEVICE_DONE):
+            try:
+                data = json.loads(line[len(DEVICE_DONE) :])
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                found.append(data)
+    return found
 
 
 def _actions(message: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -3,8 +3,13 @@
 Sessions are made by running the agent with no compaction (``generate``) or
 imported from tau2's own simulation logs (``results.json`` of ``tau2 run``,
 :func:`import_results`). A session becomes a chat transcript file for the probe
-pipeline (one message per turn, so a compaction point's ``end`` indexes the
-session's turns), and tau2 messages for its environment and evaluators.
+pipeline, and tau2 messages for its environment and evaluators.
+
+The transcript is the agent's history as tau2 keeps it (``is_valid_agent_history_message``):
+its own turns, the customer's words and its own tools' results. A telecom customer's
+calls on its phone and their results are the customer's (tau2 shows them to the user
+simulator only), so they are not in it: a compaction point's ``end`` counts agent-visible
+turns, and :meth:`Session.turn_end` gives the session turns it covers.
 """
 
 from __future__ import annotations
@@ -31,8 +36,12 @@ class Call(BaseModel):
     requestor: Literal["assistant", "user"] = "assistant"
 
     def same_as(self, other: Call) -> bool:
-        """The same tool with the same arguments (a repeat of it)."""
-        return self.name == other.name and _canon(self.arguments) == _canon(other.arguments)
+        """The same tool with the same arguments, by the same side (a repeat of it)."""
+        return (
+            self.name == other.name
+            and self.requestor == other.requestor
+            and _canon(self.arguments) == _canon(other.arguments)
+        )
 
 
 class Turn(BaseModel):
@@ -74,17 +83,46 @@ class Session(BaseModel):
         return f"tau2-{self.domain}-{safe}-{digest}"
 
     def chat(self) -> dict[str, Any]:
-        """The session as an OpenAI chat transcript, one message per turn."""
-        return {"messages": [chat_message(t) for t in self.turns]}
+        """The session as the agent's OpenAI chat transcript, one message per agent-visible
+        turn (:func:`seen_by_agent`)."""
+        return {"messages": [chat_message(t) for t in self.turns if seen_by_agent(t)]}
+
+    def turn_end(self, seen: int) -> int:
+        """The session turns up to and including its ``seen``-th agent-visible turn: where a
+        compaction point whose ``end`` is ``seen`` cuts the session (the customer's own tool
+        traffic after that turn is after the point)."""
+        if seen <= 0:
+            return 0
+        count = 0
+        for index, turn in enumerate(self.turns):
+            count += seen_by_agent(turn)
+            if count == seen:
+                return index + 1
+        return len(self.turns)
+
+
+def seen_by_agent(turn: Turn) -> bool:
+    """In the agent's history, as tau2 keeps it: its own turns, the customer's words (not
+    a customer turn calling its own tools), and results of its own tool calls."""
+    if turn.role == "tool":
+        return turn.requestor == "assistant"
+    return turn.role == "assistant" or not turn.calls
+
+
+def seen_by_user(turn: Turn) -> bool:
+    """In the customer's history, as tau2 keeps it (``is_valid_user_history_message``): its
+    own turns, the agent's words (not its tool calls), and results of its own tool calls."""
+    if turn.role == "tool":
+        return turn.requestor == "user"
+    return turn.role == "user" or not turn.calls
 
 
 def chat_message(turn: Turn) -> dict[str, Any]:
-    """A turn as an OpenAI chat message (tool calls with JSON-text arguments)."""
+    """An agent-visible turn as an OpenAI chat message (tool calls with JSON-text arguments)."""
     if turn.role == "tool":
         return {"role": "tool", "tool_call_id": turn.call_id, "content": turn.content or ""}
     message: dict[str, Any] = {"role": turn.role, "content": turn.content or ""}
     if turn.calls:
-        message["role"] = "assistant"  # a telecom user's device call is still a tool call
         message["tool_calls"] = [
             {
                 "id": c.id,

@@ -29,9 +29,10 @@ if TYPE_CHECKING:
     from tau2.environment.environment import Environment
 
 EXTRA = "pip install -e '.[tau2]'"
-# Domains whose user needs no tools of their own: the user simulator here only talks.
-DOMAINS = ("airline", "retail", "mock")  # mock: tau2's tiny test domain
-REPLAY_DOMAINS = (*DOMAINS, "telecom")  # replayed and scored from logged sessions too
+# Domains whose sessions are made, resumed, replayed and scored. telecom's customer has
+# tools of its own (its phone): see user_tool_schemas and user_call.
+DOMAINS = ("airline", "retail", "telecom", "mock")  # mock: tau2's tiny test domain
+REPLAY_DOMAINS = DOMAINS
 # What the arm imports of tau2, all at once under _no_dotenv (tau2_loaded).
 _MODULES = (
     "tau2.data_model.message",
@@ -138,6 +139,15 @@ def tool_schemas(domain: str) -> tuple[dict[str, Any], ...]:
     return tuple(t.openai_schema for t in environment(domain).get_tools())
 
 
+@cache
+def user_tool_schemas(domain: str) -> tuple[dict[str, Any], ...]:
+    """The customer's own tools as OpenAI function schemas (telecom: the phone's); none
+    in a domain whose customer only talks."""
+    env = environment(domain)
+    tools = env.get_user_tools() if env.user_tools is not None else []
+    return tuple(t.openai_schema for t in tools)
+
+
 def policy(domain: str) -> str:
     """The domain's policy text, which the agent must follow."""
     return environment(domain).get_policy()
@@ -170,6 +180,18 @@ def call(env: Environment, call_id: str, name: str, arguments: dict[str, Any]) -
     reply = env.get_response(
         ToolCall(id=call_id, name=name, arguments=arguments, requestor="assistant")
     )
+    return reply.content or "", reply.error
+
+
+def user_call(
+    env: Environment, call_id: str, name: str, arguments: dict[str, Any]
+) -> tuple[str, bool]:
+    """Run one of the customer's tool calls, as tau2's orchestrator routes a user's call
+    (``requestor="user"``: the user's tools and database; then ``sync_tools``): the
+    tool's reply as text, and whether it failed."""
+    from tau2.data_model.message import ToolCall
+
+    reply = env.get_response(ToolCall(id=call_id, name=name, arguments=arguments, requestor="user"))
     return reply.content or "", reply.error
 
 
@@ -223,7 +245,11 @@ def reward(domain: str, found: Task, trajectory: list[Any], env: Environment, en
     basis = {b.value for b in criteria.reward_basis}
     full = [*initial_history(found), *trajectory]
     value = 1.0
-    if basis & {"DB", "ENV_ASSERTION"} and (criteria.actions or criteria.env_assertions):
+    # tau2's environment evaluator compares databases unless both lists are None (an empty
+    # list of gold actions still means "the databases must not change").
+    if basis & {"DB", "ENV_ASSERTION"} and (
+        criteria.actions is not None or criteria.env_assertions is not None
+    ):
         gold = _gold_hashes(domain, found.model_dump_json())
         if "DB" in basis:
             value *= float(gold == (env.get_db_hash(), env.get_user_db_hash()))
