@@ -248,3 +248,23 @@ def test_job_on_telecom_tasks_logs_task_metrics(tmp_path, mlflow_store, monkeypa
     assert rows and all(r["domain"] == "telecom" for r in rows)
     assert {r["task_id"] for r in rows} <= {t.partition("/")[2] for t in config.task.tasks}
     assert all(r["reward_control"] == 1.0 for r in rows)
+
+
+def test_a_customers_failing_call_is_logged_as_an_error_and_replays(sessions):
+    session, _, _ = sessions[AIRPLANE]
+    task = tau2_env.task("telecom", AIRPLANE)
+    env = tau2_env.replay("telecom", task, tau2_messages(session.turns))
+    text, error = tau2_env.user_call(env, "bad_1", "no_such_tool", {})
+    wrong, wrong_error = tau2_env.user_call(env, "bad_2", "set_network_mode_preference", {})
+    assert error and wrong_error and text.startswith("Error") and wrong.startswith("Error")
+    call = Call(id="bad_1", name="no_such_tool", requestor="user")
+    turns = [
+        *session.turns,
+        Turn(role="user", calls=[call]),
+        Turn(role="tool", content=text, call_id="bad_1", requestor="user", error=True),
+    ]
+    again = tau2_env.replay("telecom", task, tau2_messages(turns))
+    assert again.get_user_db_hash() == env.get_user_db_hash()
+    # The agent's tools are not the customer's: asked as the user, an agent tool fails.
+    _, refused = tau2_env.user_call(env, "bad_3", "get_customer_by_phone", {"phone_number": "1"})
+    assert refused
