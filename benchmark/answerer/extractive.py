@@ -36,7 +36,8 @@ _CACHE_SIZE = 4
 _MIN_PASSAGE_TOKENS = 2
 _MAX_SKIPS = 50
 _MAX_SCAN = 2000
-_DIGITS = re.compile(r"\d+")
+# A quoted word holding digits is a value (an id in a JSON argument), not a count.
+_SHAPE = re.compile(r'"[^"\s]*\d[^"\s]*"|\d+')
 _LIST_MARK = re.compile(r"^(?:[-*+\u2022]\s+|\d{1,3}[.)]\s+)?(?:\[[ xX]\]\s+)?")
 
 
@@ -243,7 +244,7 @@ class ExtractiveAnswerer:
         for passage in passages(context, self.passage_max_tokens, terms):
             text, links = passage.text, passage.link_terms
             if passage.link_only:
-                key, shape = None, _DIGITS.sub("#", text)
+                key, shape = None, _shape(text)
                 length, counts = len(links), Counter(links).items()
             else:
                 line = _line(text)
@@ -287,7 +288,14 @@ def _line(
     # Terms are never empty, so their concatenation is all digits when each one is.
     if not own or "".join(own).isdigit():
         return None
-    return own, tuple(Counter(own).items()), _restatement(text), _DIGITS.sub("#", text)
+    return own, tuple(Counter(own).items()), _restatement(text), _shape(text)
+
+
+def _shape(text: str) -> str:
+    """``text`` with its numbers masked ("2 files changed" and "5 files changed" share a
+    shape), except in a quoted word: ``{"product_id": "8310926033"}`` and the same call
+    with another id are two calls, both worth showing."""
+    return _SHAPE.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "#", text)
 
 
 def _restatement(text: str) -> str:

@@ -13,6 +13,9 @@ also carries *link terms*, indexed but never returned:
   bodies, listings) do not, or they would all match any question naming
   the file;
 * a task-list item gets ``done`` (``- [x]``) or ``open`` (``- [ ]``);
+* a long one-line JSON tool result is cut at its members
+  (:mod:`benchmark.answerer.json_passages`), each found by the keys it sits under
+  and the call that returned it;
 * a tool call line (every piece of it) gets the call's name and short
   one-line arguments (a path, a command) and the terms of the error lines of
   its result; a fenced command gets its result's error terms.
@@ -32,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from benchmark import identifiers, tokens
+from benchmark.answerer.json_passages import json_pieces
 from benchmark.transcript.models import Message, ToolCall
 
 Analyzer = Callable[[str], list[str]]
@@ -82,7 +86,11 @@ def passages(context: list[Message], max_tokens: int, analyze: Analyzer) -> list
             link = heading + _checkbox_terms(line, analyze) + call_links.get(line, [])
             if result_link and _reports_failure(line):
                 link += result_link
-            pieces = _cut(line, max_tokens)
+            members = json_pieces(line, max_tokens) if message.role == "tool" else None
+            for piece, keys in members or ():  # a long JSON result: its members
+                found_by = analyze(" ".join(keys)) + result_link + link
+                out.append(Passage(piece, tuple(found_by[:_MAX_LINK_TERMS])))
+            pieces = [] if members else _cut(line, max_tokens)
             prose = message.role == "assistant" and line in own and line not in call_links
             for piece in pieces:
                 out.append(Passage(piece, tuple(link[:_MAX_LINK_TERMS]), prose=prose))

@@ -1,12 +1,14 @@
 """Deterministic probe extraction: questions about one compaction point's region.
 
 Each probe type has its own extractor (``recall``, ``artifact``,
-``continuation``, ``decision``) producing candidates; this module checks them
-(evidence verbatim and inside the region, facts backed by evidence, no gold
-in the question), removes duplicate questions, picks at most ``per_type`` per
-type stratified over the region's positions, and numbers them stably. A
-``next_action`` probe (at most one per point, its evidence past the region) is
-made and checked by :mod:`benchmark.probe.next_action`.
+``continuation``, ``decision``; for sessions of API tools and a customer,
+:mod:`benchmark.probe.tool_facts` adds to the first three) producing
+candidates; this module checks them (evidence verbatim and inside the region,
+facts backed by evidence, no gold in the question), removes duplicate
+questions, picks at most ``per_type`` per type stratified over the region's
+positions, and numbers them stably. A ``next_action`` probe (at most one per
+point, its evidence past the region) is made and checked by
+:mod:`benchmark.probe.next_action`.
 """
 
 from __future__ import annotations
@@ -23,15 +25,27 @@ from benchmark.probe.decision import decision_candidates
 from benchmark.probe.models import PROBE_TYPES, Evidence, Fact, Gold, Probe, ProbeType
 from benchmark.probe.next_action import next_action
 from benchmark.probe.recall import recall_candidates
+from benchmark.probe.tool_facts import (
+    tool_artifact_candidates,
+    tool_continuation_candidates,
+    tool_recall_candidates,
+)
 from benchmark.transcript.models import Transcript
 
 # Bump when extraction changes what it produces: it keys the probe cache.
-EXTRACTOR_VERSION = "12"
+EXTRACTOR_VERSION = "13"
+
+
+def _both(*extractors: Callable[[View], list[Candidate]]) -> Callable[[View], list[Candidate]]:
+    """One type's candidates from several extractors, in order (a coding session's first,
+    then those of API tools and a customer: :mod:`benchmark.probe.tool_facts`)."""
+    return lambda view: [c for extractor in extractors for c in extractor(view)]
+
 
 EXTRACTORS: dict[ProbeType, Callable[[View], list[Candidate]]] = {
-    "recall": recall_candidates,
-    "artifact": artifact_candidates,
-    "continuation": continuation_candidates,
+    "recall": _both(recall_candidates, tool_recall_candidates),
+    "artifact": _both(artifact_candidates, tool_artifact_candidates),
+    "continuation": _both(continuation_candidates, tool_continuation_candidates),
     "decision": decision_candidates,
 }
 
