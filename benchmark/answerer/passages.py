@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from benchmark import identifiers, tokens
+from benchmark.text import identifiers, tokens
 from benchmark.transcript.models import Message, ToolCall
 
 Analyzer = Callable[[str], list[str]]

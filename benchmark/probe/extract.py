@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from benchmark.compaction import CompactionPoint
 from benchmark.probe.artifact import artifact_candidates
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.config import ProbeConfig
@@ -23,6 +22,7 @@ from benchmark.probe.decision import decision_candidates
 from benchmark.probe.models import PROBE_TYPES, Evidence, Fact, Gold, Probe, ProbeType
 from benchmark.probe.next_action import next_action
 from benchmark.probe.recall import recall_candidates
+from benchmark.run.compaction import CompactionPoint
 from benchmark.transcript.models import Transcript
 
 # Bump when extraction changes what it produces: it keys the probe cache.

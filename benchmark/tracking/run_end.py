@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from benchmark import interrupt
+from benchmark.run import interrupt
 
 WAIT_S = 600.0  # the helper gives up on a process that outlives this (it is not ours to end)
 
