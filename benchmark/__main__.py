@@ -161,6 +161,8 @@ def run(cfg: DictConfig) -> float | None:
             child = InProcessRun(config.tracking, started, name, sweep)
         try:
             record, outcome = job(config, resolved, child)
+            if outcome.interrupted is None and interrupt.received() is not None:
+                raise KeyboardInterrupt  # its raise was lost (a callback that ignores errors)
         except KeyboardInterrupt:
             raise _ended(child, config, "") from None
         except BaseException:
@@ -169,6 +171,8 @@ def run(cfg: DictConfig) -> float | None:
             raise
     try:
         where = _log(record, config, started, child) if config.tracking.enabled else None
+        if outcome.interrupted is None and interrupt.received() is not None:
+            raise interrupt.Stopped(_killed_after_logging(config, where))
     except KeyboardInterrupt as exc:  # before the logging proper (the store being opened)
         if isinstance(exc, interrupt.Stopped):
             raise
@@ -201,6 +205,21 @@ def _ended(
     else:  # no child, or it had not opened the run: one opened here is ended here
         where = end_active_run("KILLED") or "nothing was logged"
     return interrupt.Stopped(interrupt.line(None, where, doing))
+
+
+def _killed_after_logging(config: BenchmarkConfig, where: str | None) -> str:
+    """A signal came while the record was logged but its ``KeyboardInterrupt`` was lost
+    (raised inside a callback whose errors Python ignores, e.g. an import lock's): the
+    run, logged whole, is marked KILLED all the same, as the signal asked."""
+    from benchmark.tracking.mlflow_store import store_uri
+    from benchmark.tracking.run_end import mark_killed
+
+    if where is None:
+        return interrupt.line(None, "nothing was logged (tracking is disabled)")
+    run_id = where.split(" ", 1)[0]
+    marked = mark_killed(store_uri(config.tracking), run_id)
+    said = f"run {run_id} logged as KILLED in {store_uri(config.tracking)}"
+    return interrupt.line(None, said if marked else f"run {where}", " while logging")
 
 
 def _log(

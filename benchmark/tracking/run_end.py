@@ -46,6 +46,18 @@ def end_active_run(status: str) -> str | None:
     return None if active is None else f"run {active.info.run_id} logged as {status} in {uri}"
 
 
+def mark_killed(uri: str, run_id: str) -> bool:
+    """Mark a run that was logged whole as KILLED (a signal came while it was logged);
+    False when the store refused."""
+    from mlflow import MlflowClient
+
+    try:
+        MlflowClient(tracking_uri=uri).set_terminated(run_id, "KILLED")
+    except Exception:  # noqa: BLE001 - the job's line still goes out; the run stays as it was
+        return False
+    return True
+
+
 def hold(uri: str, run_id: str, parent: str | None = None) -> None:
     """``run_id`` (in the store at ``uri``) is open in this process, under a sweep's
     ``parent``: a second signal leaves them to the helper, and its line says so."""
