@@ -20,6 +20,7 @@ import pytest
 
 import benchmark.__main__ as entry
 from benchmark.__main__ import main
+from benchmark.run import interrupt
 from benchmark.run import job as job_module
 
 JOB = [
@@ -52,8 +53,8 @@ def signal_swallowed() -> None:
 def handlers():
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     yield
-    for signum, handler in saved.items():
-        signal.signal(signum, handler)
+    interrupt.install()  # forget the signal received here: later in-process jobs start clean
+    interrupt.restore(saved)
 
 
 def run_here(monkeypatch, capsys, tmp: Path) -> tuple[int, str]:
