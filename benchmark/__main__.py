@@ -1,20 +1,20 @@
 """Entry point: ``python -m benchmark [group=option ...] [key=value ...]``.
 
-Hydra composes ``conf/``; ``benchmark.config`` validates it; ``benchmark.job.job`` runs
+Hydra composes ``conf/``; ``benchmark.config.schema`` validates it; ``benchmark.run.job.job`` runs
 the job (or, with ``+audit=judge``, ``benchmark.audit.run.audit`` audits the judge) and
 returns one run record; ``benchmark.tracking.log_run`` logs it to MLflow.
 User errors (bad option, bad value, malformed transcript) end in one line on
 stderr and exit code 2, never a traceback. A sweep (``-m``) validates every job's config
-before the first runs (``benchmark.sweep_check``); a job's later user error fails that
+before the first runs (``benchmark.config.sweep_check``); a job's later user error fails that
 job; Hydra reports it after the batch as the job's overrides plus the same one line, and
 exits 1. Ctrl-C, SIGTERM or SIGHUP end the job (and a sweep) in one line with exit code
 128 + the signal (130, 143, 129), its run logged as KILLED with the probes finished so
-far (``benchmark.interrupt``).
+far (``benchmark.run.interrupt``).
 """
 
 from __future__ import annotations
 
-from benchmark import interrupt
+from benchmark.run import interrupt
 
 if __name__ == "__main__":  # a signal while the modules below load: one line, not a traceback
     interrupt.on_startup()
@@ -34,8 +34,8 @@ from omegaconf import DictConfig  # noqa: E402
 from benchmark.errors import JobFailed, UserError, one_line, print_error  # noqa: E402
 
 if TYPE_CHECKING:
-    from benchmark.config import BenchmarkConfig
-    from benchmark.run_record import RunRecord
+    from benchmark.config.schema import BenchmarkConfig
+    from benchmark.run.run_record import RunRecord
     from benchmark.tracking.in_process import InProcessRun
     from benchmark.tracking.logger_process import TrackingChild
     from benchmark.tracking.sweep import SweepInfo
@@ -47,7 +47,7 @@ log = logging.getLogger("benchmark")
 # An absolute path: the same conf/ whether run as a script, with -m, or called in-process.
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def hydra_main(cfg: DictConfig) -> float | None:
-    from benchmark.sweep_check import mark_started
+    from benchmark.config.sweep_check import mark_started
 
     mark_started()
     try:
@@ -72,7 +72,7 @@ def hydra_main(cfg: DictConfig) -> float | None:
 def _refusing_writes(step: Callable[[DictConfig], float | None], cfg: DictConfig) -> float | None:
     """``step(cfg)``, a write the disk refused under a configured folder (a full disk, a
     read-only one) raised as the one-line ``UserError`` naming it (``disk_errors``)."""
-    from benchmark import disk_errors
+    from benchmark.run import disk_errors
 
     try:
         return step(cfg)
@@ -86,7 +86,7 @@ def _refusing_writes(step: Callable[[DictConfig], float | None], cfg: DictConfig
 
 
 def _interrupted(exc: KeyboardInterrupt) -> NoReturn:
-    """Print the interrupt's one line (see ``benchmark.interrupt``) and exit 128 + signal.
+    """Print the interrupt's one line (see ``benchmark.run.interrupt``) and exit 128 + signal.
     A run still open in this process is ended KILLED here (MLflow's exit handler would
     end it FINISHED), and the line names it."""
     from benchmark.tracking.run_end import end_active_run
@@ -128,7 +128,7 @@ def _sweep_info() -> SweepInfo | None:
 def run(cfg: DictConfig) -> float | None:
     """Validate, run the job or the audit, log its record, report. Returns the objective
     (what a sweeper optimizes)."""
-    from benchmark import config as config_mod
+    from benchmark.config import schema as config_mod
     from benchmark.redaction.console import release
 
     release()  # the job scrubs what it prints (see _main)
@@ -144,8 +144,8 @@ def run(cfg: DictConfig) -> float | None:
 
         record, outcome = audit(config, resolved)
     else:
-        from benchmark.job import job
         from benchmark.redaction import scrub_setting
+        from benchmark.run.job import job
         from benchmark.tracking.logger_process import TrackingChild, wanted
 
         # MLflow loads in a child while the job runs (seconds of CPU off the job's path).
@@ -161,6 +161,8 @@ def run(cfg: DictConfig) -> float | None:
             child = InProcessRun(config.tracking, started, name, sweep)
         try:
             record, outcome = job(config, resolved, child)
+            if outcome.interrupted is None and interrupt.received() is not None:
+                raise KeyboardInterrupt  # its raise was lost (a callback that ignores errors)
         except KeyboardInterrupt:
             raise _ended(child, config, "") from None
         except BaseException:
@@ -169,6 +171,8 @@ def run(cfg: DictConfig) -> float | None:
             raise
     try:
         where = _log(record, config, started, child) if config.tracking.enabled else None
+        if outcome.interrupted is None and interrupt.received() is not None:
+            raise interrupt.Stopped(_killed_after_logging(config, where))
     except KeyboardInterrupt as exc:  # before the logging proper (the store being opened)
         if isinstance(exc, interrupt.Stopped):
             raise
@@ -203,6 +207,21 @@ def _ended(
     return interrupt.Stopped(interrupt.line(None, where, doing))
 
 
+def _killed_after_logging(config: BenchmarkConfig, where: str | None) -> str:
+    """A signal came while the record was logged but its ``KeyboardInterrupt`` was lost
+    (raised inside a callback whose errors Python ignores, e.g. an import lock's): the
+    run, logged whole, is marked KILLED all the same, as the signal asked."""
+    from benchmark.tracking.mlflow_store import store_uri
+    from benchmark.tracking.run_end import mark_killed
+
+    if where is None:
+        return interrupt.line(None, "nothing was logged (tracking is disabled)")
+    run_id = where.split(" ", 1)[0]
+    marked = mark_killed(store_uri(config.tracking), run_id)
+    said = f"run {run_id} logged as KILLED in {store_uri(config.tracking)}"
+    return interrupt.line(None, said if marked else f"run {where}", " while logging")
+
+
 def _log(
     record: RunRecord,
     config: BenchmarkConfig,
@@ -211,7 +230,7 @@ def _log(
 ) -> str:
     """``tracking.log_run`` (in ``child`` when there is one); returns ``<run id> logged as
     <status> in <store>``. A signal while logging ends in one line naming the KILLED run."""
-    from benchmark.interrupt import LoggingInterrupted, Stopped
+    from benchmark.run.interrupt import LoggingInterrupted, Stopped
     from benchmark.tracking.mlflow_store import store_uri
 
     try:
@@ -227,7 +246,7 @@ def _log(
             f"KILLED in {store_uri(config.tracking)} with what was logged so far"
         ) from None
     except Exception as exc:  # the store refused the run: the job's results stay on disk
-        from benchmark.job_files import keep_record
+        from benchmark.run.job_files import keep_record
         from benchmark.tracking.mlflow_store import refused_write
         from benchmark.tracking.tracking_uri import local_store
 
@@ -295,7 +314,7 @@ def main() -> None:
 
 def _main() -> None:
     try:
-        from benchmark.cli_checks import check_arguments
+        from benchmark.config.cli_checks import check_arguments
 
         check_arguments(sys.argv[1:])
         check_options(sys.argv[1:])
@@ -319,7 +338,7 @@ def _hydra() -> None:
     # With HYDRA_FULL_ERROR it raises instead, at no cost to a good run, and the error
     # is reported here in one line; any other error is reported as Hydra would.
     os.environ["HYDRA_FULL_ERROR"] = "1"
-    from benchmark.sweep_check import mark_started
+    from benchmark.config.sweep_check import mark_started
 
     mark_started(False)
     try:
@@ -334,11 +353,11 @@ def _hydra_failed(exc: Exception) -> NoReturn:
     """Report what escaped Hydra in one line: a refused override (exit 2), a refused
     ``hydra.*`` setting (exit 2), a sweep's failed job as Hydra reported it (exit 1);
     anything else is a fault of ours and keeps its traceback."""
-    from benchmark.config_checks import override_error
-    from benchmark.sweep_check import hydra_refused
+    from benchmark.config.checks import override_error
+    from benchmark.config.sweep_check import hydra_refused
 
     if isinstance(exc, OSError):  # Hydra's own writes: its output folder, its saved config
-        from benchmark import disk_errors
+        from benchmark.run import disk_errors
 
         refused = disk_errors.user_error(exc)
         if refused is not None:
@@ -365,7 +384,7 @@ def check_output_overrides(argv: list[str]) -> None:
     for arg in argv:
         key, _, value = arg.lstrip("+").partition("=")
         if key in ("hydra.run.dir", "hydra.sweep.dir") and value:
-            from benchmark.config_checks import check_writable  # pydantic: only when needed
+            from benchmark.config.checks import check_writable  # pydantic: only when needed
 
             literal = value.split("${", 1)[0].strip("'\"")
             check_writable(key, literal if literal == value else os.path.dirname(literal) or ".")

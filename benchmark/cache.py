@@ -20,7 +20,7 @@ from rich.table import Table
 from benchmark.errors import UserError, print_error
 from benchmark.llm.reply_cache import CacheCorruptError, CacheStats, ResponseCache
 from benchmark.llm.reply_cache import cache_files as reply_store_files
-from benchmark.storage import DEFAULT_DIR, PROBE_DIR, SESSION_DIR, entries
+from benchmark.run.storage import DEFAULT_DIR, PROBE_DIR, SESSION_DIR, entries
 
 # The file caches under the folder: (what they hold, what their files are, sub-folder).
 FILE_CACHES = (

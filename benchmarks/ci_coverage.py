@@ -17,7 +17,7 @@ exactly 5 a / (a + b). Cases:
 
 For each case and cluster count the script prints the share of intervals that
 contain the truth and their mean width, for this project's method
-(``benchmark.stats``: cluster jackknife t) and for the percentile cluster
+(``benchmark.scoring.stats``: cluster jackknife t) and for the percentile cluster
 bootstrap it replaced (a private copy below, for this comparison only). With
 1-in-2000 resolution the coverage figures are within about +-0.01 (binomial SE
 ~0.005 at 0.95).
@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark.stats import cluster_interval, paired_difference, ratio_interval  # noqa: E402
+from benchmark.scoring.stats import cluster_interval, paired_difference, ratio_interval  # noqa: E402
 
 CLUSTER_COUNTS = (3, 6, 12, 30)
 SIZES = (3, 40)  # probes per cluster, inclusive

@@ -17,11 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmark.compaction import CompactionConfig, find_points
-from benchmark.context_files import ContextFiles
 from benchmark.llm.prompting import render_all
 from benchmark.redaction import build_redactor
-from benchmark.results import PointResult
+from benchmark.run.compaction import CompactionConfig, find_points
+from benchmark.run.context_files import ContextFiles
+from benchmark.run.results import PointResult
 from benchmark.transcript.generated import load_or_generate, session_seed
 
 

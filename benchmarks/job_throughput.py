@@ -9,7 +9,7 @@ fresh MLflow store under a temporary folder, the preflight off so the server's s
 starts at the first real call. Figures are taken at the server (``GET /stub/stats``):
 calls, span from first request to last reply, and the ratio to ideal,
 ``calls x latency / concurrency / span``. The whole process is split by the job's own
-log lines (``benchmark.pipeline`` logs each phase's end): startup, sessions,
+log lines (``benchmark.run.pipeline`` logs each phase's end): startup, sessions,
 probes and compaction (streamed together), the LLM phase, logging. A warm rerun on the same cache
 must make 0 calls. ``--peer`` also runs inspect_ai's equivalent (``benchmarks/peer_inspect.py``)
 against a fresh stub with the same settings. It reports, it does not gate: exit code 0.
@@ -38,7 +38,7 @@ from benchmark.stub import serve_in_subprocess
 
 ROOT = Path(__file__).resolve().parents[1]
 _STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]\[([\w.]+)\]\[\w+\] - (.*)$")
-# The job's own log lines that end each phase (benchmark.pipeline, benchmark.__main__).
+# The job's own log lines that end each phase (benchmark.run.pipeline, benchmark.__main__).
 _MARKS = {
     "started": re.compile(r"^loading transcripts"),
     "prepared": re.compile(r"^prepared \d+ probe"),

@@ -177,14 +177,14 @@ def pipeline(base_url: str, latency: float, probes: int, in_flight: int = 64) ->
     import yaml
 
     from benchmark.answerer.llm import LLMAnswerer
-    from benchmark.compaction import CompactionConfig, find_points, segments
-    from benchmark.evaluation import aevaluate
     from benchmark.judge.llm import LLMJudge
     from benchmark.policy import Truncate
     from benchmark.probe.config import ProbeConfig
     from benchmark.probe.set_cache import load_or_generate
     from benchmark.rubric import Rubric
-    from benchmark.scheduling import compact
+    from benchmark.run.compaction import CompactionConfig, find_points, segments
+    from benchmark.run.evaluation import aevaluate
+    from benchmark.run.scheduling import compact
     from benchmark.transcript.synthetic import generate
 
     rubric_file = Path(__file__).resolve().parents[1] / "conf" / "rubric" / "seed.yaml"

@@ -2,7 +2,7 @@
 
     python benchmarks/offline_stages.py [--cache DIR] [--rounds 3] [-- OVERRIDES]
 
-Runs ``benchmark.pipeline.run_job`` on the default config (``tracking=disabled``, plus
+Runs ``benchmark.run.pipeline.run_job`` on the default config (``tracking=disabled``, plus
 any overrides), once to fill the session and probe caches in ``--cache`` (a temporary
 folder unless given), then ``--rounds`` times warm, each in a fresh process (as a warm
 ``python -m benchmark`` starts with nothing in memory). Each round prints the CPU time
@@ -32,13 +32,13 @@ from hydra import compose, initialize_config_dir
 CONF = Path(__file__).resolve().parents[1] / "conf"
 # (module, class or None, function, stage): what is timed, by the stage it belongs to.
 STAGES = [
-    ("benchmark.pipeline", None, "load_transcripts", "sessions (cache)"),
-    ("benchmark.pipeline", None, "load_or_generate", "probe sets (cache)"),
-    ("benchmark.pipeline", None, "compact_point", "compaction"),
+    ("benchmark.run.pipeline", None, "load_transcripts", "sessions (cache)"),
+    ("benchmark.run.pipeline", None, "load_or_generate", "probe sets (cache)"),
+    ("benchmark.run.pipeline", None, "compact_point", "compaction"),
     ("benchmark.answerer.extractive", "ExtractiveAnswerer", "answer", "answering"),
     ("benchmark.judge.reference", "ReferenceJudge", "judge", "judging"),
-    ("benchmark.survival", "ContextFacts", "__init__", "fact survival"),
-    ("benchmark.survival", "ContextFacts", "survival", "fact survival"),
+    ("benchmark.scoring.survival", "ContextFacts", "__init__", "fact survival"),
+    ("benchmark.scoring.survival", "ContextFacts", "survival", "fact survival"),
 ]
 
 
@@ -80,8 +80,8 @@ def _round(round_: int, cache: Path, overrides: list[str]) -> None:
         cfg = compose(
             config_name="config", overrides=["tracking=disabled", f"cache.dir={cache}", *overrides]
         )
-    from benchmark.config import validate
-    from benchmark.pipeline import run_job
+    from benchmark.config.schema import validate
+    from benchmark.run.pipeline import run_job
 
     config = validate(cfg)
     if round_ < 0:

@@ -21,8 +21,6 @@ from pathlib import Path
 import yaml
 
 from benchmark.answerer import ExtractiveAnswerer
-from benchmark.compaction import CompactionConfig, find_points, segments
-from benchmark.evaluation import evaluate
 from benchmark.judge import ReferenceJudge
 from benchmark.policy import (
     AnchorIndex,
@@ -35,7 +33,9 @@ from benchmark.probe.config import ProbeConfig
 from benchmark.probe.set_cache import load_or_generate as load_probes
 from benchmark.redaction import build_redactor
 from benchmark.rubric import Rubric
-from benchmark.scheduling import compact
+from benchmark.run.compaction import CompactionConfig, find_points, segments
+from benchmark.run.evaluation import evaluate
+from benchmark.run.scheduling import compact
 from benchmark.transcript.generated import load_or_generate as load_session
 from benchmark.transcript.generated import session_seed
 

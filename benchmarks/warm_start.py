@@ -13,7 +13,7 @@ into phases by CPU time: interpreter and imports, Hydra composition and validati
 tracking store checked, sessions loaded from the cache, probe sets from the cache,
 compaction, answering/judging (with fact survival), the scorecard and run record, and
 MLflow logging (the wait for the child's reply), then the child's own CPU. Baselines
-(``python -c pass``, ``import benchmark``, ``import benchmark.job`` (no ``openai`` in it),
+(``python -c pass``, ``import benchmark``, ``import benchmark.run.job`` (no ``openai`` in it),
 ``import openai``,
 ``import mlflow`` and its SQLite store) are timed side by side in the same sitting.
 Machines here are shared: read CPU seconds and ratios, and say what else was running
@@ -43,14 +43,14 @@ def mark(label):
 import benchmark.__main__ as entry
 mark("imports: hydra + entry point")
 WRAP = [
-    ("benchmark.config", "validate", "validate"),
+    ("benchmark.config.schema", "validate", "validate"),
     ("benchmark.tracking.mlflow_store", "prepare_tracking", "tracking store ready (MLflow)"),
     ("benchmark.tracking.mlflow_store", "check_tracking", "tracking store checked (no MLflow)"),
-    ("benchmark.pipeline", "load_transcripts", "sessions (cache)"),
-    ("benchmark.pipeline", "load_or_generate", "probe sets (cache)"),
-    ("benchmark.pipeline", "compact_point", "compaction"),
-    ("benchmark.job", "run_job", "answer + judge + survival"),
-    ("benchmark.job", "job_record", "scorecard + run record"),
+    ("benchmark.run.pipeline", "load_transcripts", "sessions (cache)"),
+    ("benchmark.run.pipeline", "load_or_generate", "probe sets (cache)"),
+    ("benchmark.run.pipeline", "compact_point", "compaction"),
+    ("benchmark.run.job", "run_job", "answer + judge + survival"),
+    ("benchmark.run.job", "job_record", "scorecard + run record"),
     ("benchmark.__main__", "_log", "MLflow logging (and waiting for its child)"),
 ]
 totals = {}
@@ -132,7 +132,7 @@ def main() -> None:
     for name, code in [
         ("python -c pass", "pass"),
         ("import benchmark", "import benchmark"),
-        ("import benchmark.job", "import benchmark.job"),
+        ("import benchmark.run.job", "import benchmark.run.job"),
         ("import openai", "import openai"),
         ("import mlflow", "import mlflow"),
         ("import mlflow + its SQLite store", "import mlflow.store.tracking.sqlalchemy_store"),

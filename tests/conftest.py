@@ -21,8 +21,8 @@ from openai_stub import openai_stub_fixture  # noqa: F401  (registers the `opena
 if TYPE_CHECKING:
     from openai_stub import OpenAIStub
 
-    from benchmark.compaction import CompactionPoint
     from benchmark.probe.models import Probe
+    from benchmark.run.compaction import CompactionPoint
     from benchmark.transcript.models import ToolCall, Transcript
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,9 +96,9 @@ def default_sessions(tmp_path_factory):
     their base folders (under a file lock), each copies its sessions into its own cache."""
     from filelock import FileLock
 
-    from benchmark.config import validate
+    from benchmark.config.schema import validate
     from benchmark.redaction import redactor_for
-    from benchmark.storage import SESSION_DIR
+    from benchmark.run.storage import SESSION_DIR
     from benchmark.transcript.sources import load_transcripts
 
     config = validate(compose_config())
@@ -140,10 +140,10 @@ def mlflow_store(tmp_path, migrated_db) -> Path:
 def run_point(config, transcript, point, policy, answerer, judge):
     """One compaction point, start to finish, on the calling thread: what a job does to
     one point, with stages a test can wrap (spies, broken answerers)."""
-    from benchmark.evaluation import evaluate
     from benchmark.judge.measured import not_measured
     from benchmark.probe.set_cache import load_or_generate
-    from benchmark.scheduling import compact_point, point_result
+    from benchmark.run.evaluation import evaluate
+    from benchmark.run.scheduling import compact_point, point_result
 
     probes = load_or_generate(transcript, point, config.probe, config.cache_path)
     context = compact_point(config, transcript, point, policy)
@@ -186,7 +186,7 @@ def split_session(
     transcript: Transcript, head: int, region: int, tail: int, tokens_before: int = 0
 ) -> CompactionPoint:
     """The point compacting ``region`` messages after the first ``head``, ``tail`` kept."""
-    from benchmark.compaction import CompactionPoint
+    from benchmark.run.compaction import CompactionPoint
 
     return CompactionPoint(
         transcript_id=transcript.id,
@@ -240,9 +240,9 @@ def start_benchmark(args: list[str], cwd: Path, env: dict[str, str]) -> subproce
 def probes_at_last_point(transcript: Transcript) -> list[Probe]:
     """The default probes at the last point of a window just under the whole transcript
     (a small fixture gives one point)."""
-    from benchmark.compaction import CompactionConfig, find_points
     from benchmark.probe.config import ProbeConfig
     from benchmark.probe.extract import generate_probes
+    from benchmark.run.compaction import CompactionConfig, find_points
 
     config = CompactionConfig(
         context_window=transcript.total_tokens, trigger_ratio=0.97, head_messages=2, tail_tokens=40

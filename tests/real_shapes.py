@@ -289,9 +289,9 @@ def codex_2026(folder: Path, filler: int = 0) -> Path:
 def whole_region_probes(transcript) -> list:
     """Probes of one point whose region is all of ``transcript`` but its first and last
     message: what the importer's reading of a log yields as questions and gold."""
-    from benchmark.compaction import CompactionPoint
     from benchmark.probe.config import ProbeConfig
     from benchmark.probe.extract import generate_probes
+    from benchmark.run.compaction import CompactionPoint
 
     n = len(transcript.messages)
     point = CompactionPoint(

@@ -11,8 +11,8 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from benchmark import tokens
 from benchmark.answerer import Answer, AnswerRequest, ExtractiveAnswerer
+from benchmark.text import tokens
 from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import FunctionCall, Message, ToolCall
 

@@ -9,12 +9,12 @@ import pytest
 from conftest import SMALL, compose_config, swe_agent_job
 
 from benchmark.__main__ import run
-from benchmark.config import validate
-from benchmark.metric_names import layout_problems
-from benchmark.pipeline import run_job
+from benchmark.config.schema import validate
 from benchmark.probe.models import Evidence, Fact, Gold, Probe
 from benchmark.probe.repeats import FirstAsked
-from benchmark.survival import ContextFacts
+from benchmark.run.pipeline import run_job
+from benchmark.scoring.metric_names import layout_problems
+from benchmark.scoring.survival import ContextFacts
 from benchmark.transcript.models import Message, OpaqueItem
 
 

@@ -20,7 +20,6 @@ from conftest import compose_config
 from rich.console import Console
 from test_cli import run_cli as cli
 
-from benchmark import tokens
 from benchmark.__main__ import run
 from benchmark.audit import VARIANTS
 from benchmark.audit.answer_text import mentions, mutate, near_miss
@@ -30,14 +29,15 @@ from benchmark.audit.paraphrase import reword
 from benchmark.audit.run import audit, run_audit
 from benchmark.audit.samples import SampleCache
 from benchmark.audit.summary import render
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.judge.matching import fact_matches
 from benchmark.llm.reply_cache import ResponseCache
-from benchmark.metric_names import layout_problems
 from benchmark.probe.models import Evidence, Fact, Gold, Probe
+from benchmark.scoring.metric_names import layout_problems
 from benchmark.stub.scripted import request_data
+from benchmark.text import tokens
 
 KEY_ENV = "BENCH_AUDIT_TEST_KEY"
 OFFLINE = ["tracking=disabled", "cache.dir=null", "execution.progress=off"]

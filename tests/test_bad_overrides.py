@@ -61,7 +61,7 @@ COMPOSITION_CASES: list[tuple[list[str], str]] = [
     (["hydra.run.dir={file}/sub"], "'hydra.run.dir'"),
     (["-m", "hydra.sweep.dir={file}/sub", "policy=none"], "'hydra.sweep.dir'"),
 ]
-# These compose; the job refuses them (benchmark.config, the parts): to save a second
+# These compose; the job refuses them (benchmark.config.schema, the parts): to save a second
 # composition, the composed config is handed to the job function itself.
 VALUE_CASES: list[tuple[list[str], str]] = [
     (["seed=${oops}"], "oops"),

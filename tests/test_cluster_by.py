@@ -12,11 +12,11 @@ import pytest
 from conftest import compose_config, swe_agent_job
 from rich.console import Console
 
-from benchmark import metric_names as names
-from benchmark import scorecard
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
-from benchmark.pipeline import run_job
+from benchmark.run.pipeline import run_job
+from benchmark.scoring import metric_names as names
+from benchmark.scoring import scorecard
 from benchmark.transcript.formats import import_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "swe_agent"
@@ -74,7 +74,7 @@ def test_task_clusters_are_fewer_and_the_interval_wider(tmp_path, caplog):
 def test_cluster_by_is_validated_and_logged_as_a_param():
     with pytest.raises(UserError, match="stats.cluster_by"):
         validate(compose_config(["stats.cluster_by=episode"]), parts=False)
-    from benchmark.run_record import flatten
+    from benchmark.run.run_record import flatten
 
     assert flatten({"stats": {"cluster_by": "task"}})["stats.cluster_by"] == "task"
 

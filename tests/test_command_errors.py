@@ -13,10 +13,10 @@ from test_probe_gold import _probes
 
 from benchmark.activity.actions import extract
 from benchmark.activity.steps import step_of
-from benchmark.compaction import CompactionConfig, find_points
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.recall import CAUSE_WINDOW
+from benchmark.run.compaction import CompactionConfig, find_points
 from benchmark.transcript.formats import import_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "commands"

@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from benchmark.compaction import CompactionConfig, find_points, segments
+from benchmark.run.compaction import CompactionConfig, find_points, segments
 from benchmark.transcript.models import FunctionCall, Message, ToolCall, Transcript
 
 

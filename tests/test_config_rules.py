@@ -1,4 +1,4 @@
-"""Rules between config groups (benchmark.config_rules), on real Hydra composition: a broken
+"""Rules between config groups (benchmark.config.rules), on real Hydra composition: a broken
 rule is one line naming both options, before any part is built; the endpoint group and the
 Hermes aliases compose as documented."""
 
@@ -12,11 +12,11 @@ import pytest
 import yaml
 from conftest import CONF, REPO, SMALL, compose_config, group_options
 
-from benchmark.config import resolve, validate
-from benchmark.config_rules import VERDICT_MODE_CRITERIA
+from benchmark.config.rules import VERDICT_MODE_CRITERIA
+from benchmark.config.schema import resolve, validate
 from benchmark.errors import UserError
 from benchmark.judge.llm import VERDICT_CRITERION
-from benchmark.parts import build_parts
+from benchmark.run.parts import build_parts
 
 ENDPOINT_FIELDS = {"model", "base_url", "api_key_env", "price_input_per_1m", "max_concurrency"}
 
@@ -75,11 +75,11 @@ def test_rubric_covers_every_probe_type():
 def test_llm_summarizer_with_a_policy_that_does_not_summarize_warns(monkeypatch, caplog):
     """Warned, not refused: a sweep over policies keeps one summarizer for every arm."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with caplog.at_level(logging.WARNING, logger="benchmark.config_rules"):
+    with caplog.at_level(logging.WARNING, logger="benchmark.config.rules"):
         build_parts(_validate("policy=truncate", "summarizer=gpt4o"))
         build_parts(_validate("policy=hermes", "summarizer=gpt4o"))
         build_parts(_validate("policy=truncate"))
-    warned = [r.getMessage() for r in caplog.records if r.name == "benchmark.config_rules"]
+    warned = [r.getMessage() for r in caplog.records if r.name == "benchmark.config.rules"]
     assert warned == ["summarizer 'gpt4o' is never called: policy 'truncate' does not summarize"]
 
 

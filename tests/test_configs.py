@@ -8,10 +8,10 @@ import pytest
 from conftest import SMALL, compose_config, group_options
 
 from benchmark.__main__ import run
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
-from benchmark.parts import build_parts
-from benchmark.pipeline import run_job
+from benchmark.run.parts import build_parts
+from benchmark.run.pipeline import run_job
 from benchmark.stub import scripted_reply
 
 GROUPS = ["transcript", "policy", "summarizer", "probe", "answerer", "judge", "rubric", "tracking"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from benchmark.compaction import CompactionPoint
-from benchmark.context_files import ContextFiles
 from benchmark.llm.prompting import render_all
-from benchmark.results import PointResult
+from benchmark.run.compaction import CompactionPoint
+from benchmark.run.context_files import ContextFiles
+from benchmark.run.results import PointResult
 from benchmark.transcript.models import Message
 
 MESSAGES = [Message(role="system", content="sys")] + [

@@ -26,8 +26,8 @@ from conftest import SMALL, compose_config, run_benchmark
 from openai_stub import Fault, OpenAIStub
 
 from benchmark.__main__ import main
-from benchmark.config import validate
-from benchmark.pipeline import run_job
+from benchmark.config.schema import validate
+from benchmark.run.pipeline import run_job
 from benchmark.stub import DELETE, scripted_reply
 
 LIMIT_S = 60  # no case may take longer

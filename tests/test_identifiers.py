@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.identifiers import KINDS, TOKEN_KINDS, harvest, occurrences, tokens
+from benchmark.text.identifiers import KINDS, TOKEN_KINDS, harvest, occurrences, tokens
 
 SESSION = """\
 Cloned https://github.com/acme/widgets.git and ran git checkout -b fix/redis-pool.
@@ -148,7 +148,7 @@ def test_case_folding_table_covers_every_character_the_issue_pattern_folds() -> 
     import re
     import sys
 
-    from benchmark.identifiers import _FOLD
+    from benchmark.text.identifiers import _FOLD
 
     folds = re.compile("(?i)[priusl]")
     extra = {i for i in range(128, sys.maxunicode + 1) if folds.fullmatch(chr(i))}

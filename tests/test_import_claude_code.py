@@ -11,10 +11,10 @@ import pytest
 
 from benchmark.activity.actions import extract
 from benchmark.activity.operations import file_ops
-from benchmark.compaction import CompactionPoint
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import Probe
+from benchmark.run.compaction import CompactionPoint
 from benchmark.transcript.formats import Imported, TranscriptError, claude_code, import_file
 
 FIXTURE = Path(__file__).parent / "fixtures" / "transcripts" / "claude_code" / "session.jsonl"

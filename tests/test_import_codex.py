@@ -12,10 +12,10 @@ import pytest
 
 from benchmark.activity.actions import extract
 from benchmark.activity.operations import file_ops
-from benchmark.compaction import CompactionPoint
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import Probe
+from benchmark.run.compaction import CompactionPoint
 from benchmark.transcript.formats import TranscriptError, codex, import_file
 from benchmark.transcript.models import Transcript
 

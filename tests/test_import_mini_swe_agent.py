@@ -10,9 +10,9 @@ from pathlib import Path
 
 from conftest import compose_config
 
-from benchmark.config import validate
-from benchmark.pipeline import run_job
+from benchmark.config.schema import validate
 from benchmark.preview import main
+from benchmark.run.pipeline import run_job
 from benchmark.transcript.formats import import_file, mini_swe_agent
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "mini_swe_agent"

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from conftest import SHARED_DATA, compose_config, probes_at_last_point, swe_agent_job
 
-from benchmark.compaction import CompactionConfig, find_points
-from benchmark.config import validate
-from benchmark.pipeline import run_job
+from benchmark.config.schema import validate
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
+from benchmark.run.compaction import CompactionConfig, find_points
+from benchmark.run.pipeline import run_job
 from benchmark.transcript.formats import import_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "swe_agent"

@@ -13,9 +13,9 @@ import pytest
 from conftest import compose_config
 from rich.console import Console
 
-from benchmark import scorecard
-from benchmark.config import validate
-from benchmark.pipeline import run_job
+from benchmark.config.schema import validate
+from benchmark.run.pipeline import run_job
+from benchmark.scoring import scorecard
 
 SLUGIFY = (
     Path(__file__).parent / "fixtures" / "transcripts" / "swe_agent" / "slugify_function_calls.traj"
@@ -61,7 +61,7 @@ def test_policy_output_over_the_window_is_a_recorded_failure(policy, over, tmp_p
 
 
 def test_a_head_that_alone_passes_the_trigger_is_named_once(tmp_path, caplog):
-    with caplog.at_level(logging.WARNING, logger="benchmark.pipeline"):
+    with caplog.at_level(logging.WARNING, logger="benchmark.run.pipeline"):
         _job(
             SLUGIFY,
             "policy=truncate",
@@ -78,7 +78,7 @@ def test_a_head_that_alone_passes_the_trigger_is_named_once(tmp_path, caplog):
 
 
 def test_no_head_warning_when_the_head_fits(tmp_path, caplog):
-    with caplog.at_level(logging.WARNING, logger="benchmark.pipeline"):
+    with caplog.at_level(logging.WARNING, logger="benchmark.run.pipeline"):
         _job(
             SLUGIFY, "compaction.context_window=300", "compaction.tail_tokens=60", tmp_path=tmp_path
         )
@@ -95,7 +95,7 @@ def test_a_session_that_compacts_but_gives_no_probe_is_named(tmp_path, caplog):
     folder.mkdir()
     (folder / "small_talk.json").write_text(json.dumps(chat))
     (folder / "slugify.traj").write_bytes(SLUGIFY.read_bytes())
-    with caplog.at_level(logging.WARNING, logger="benchmark.pipeline"):
+    with caplog.at_level(logging.WARNING, logger="benchmark.run.pipeline"):
         result = _job(
             folder, "compaction.context_window=300", "compaction.tail_tokens=60", tmp_path=tmp_path
         )

@@ -14,16 +14,16 @@ import pytest
 from conftest import SMALL, compose_config
 from openai_stub import Fault, OpenAIStub
 
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
 from benchmark.judge import JudgeRequest, LLMJudge
 from benchmark.judge.agreement import agreement_metrics, cohen_kappa, krippendorff_alpha
 from benchmark.judge.panel import PanelJudge, combine_scores
 from benchmark.judge.prompts import CRITERIA
-from benchmark.metric_names import layout_problems
-from benchmark.parts import build_parts
-from benchmark.pipeline import run_job
 from benchmark.probe.models import Fact, Gold
+from benchmark.run.parts import build_parts
+from benchmark.run.pipeline import run_job
+from benchmark.scoring.metric_names import layout_problems
 from benchmark.transcript.models import Message
 
 NA = None

@@ -17,9 +17,9 @@ OFFLINE = """
 import sys
 from hydra import compose, initialize_config_dir
 from benchmark.__main__ import run  # noqa: F401  (the entry point's own imports)
-import benchmark.job, benchmark.pipeline
-from benchmark.config import validate
-from benchmark.parts import build_parts
+import benchmark.run.job, benchmark.run.pipeline
+from benchmark.config.schema import validate
+from benchmark.run.parts import build_parts
 from benchmark.llm import client_loaded, close_all
 with initialize_config_dir(config_dir=sys.argv[1], version_base="1.3"):
     config = validate(compose(config_name="config", overrides=sys.argv[2:]))

@@ -11,10 +11,10 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from openai_stub import Fault, OpenAIStub, message_text
 
-from benchmark import tokens
 from benchmark.answerer import Answer, AnswerRequest, LLMAnswerer
 from benchmark.errors import UserError
 from benchmark.llm import UsageLedger
+from benchmark.text import tokens
 from benchmark.transcript.models import Message
 
 KEY_ENV = "BENCH_TEST_ANSWERER_KEY"

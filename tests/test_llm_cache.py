@@ -16,7 +16,7 @@ import pytest
 from benchmark.cache import main as cache_main
 from benchmark.errors import UserError
 from benchmark.llm.reply_cache import FILENAME, CacheCorruptError, ResponseCache, request_key
-from benchmark.storage import PROBE_DIR, SESSION_DIR, entry_path
+from benchmark.run.storage import PROBE_DIR, SESSION_DIR, entry_path
 
 MESSAGES = [
     {"role": "system", "content": "You grade answers."},

@@ -15,8 +15,8 @@ import time
 from conftest import SMALL, compose_config, recording, run_benchmark
 from openai_stub import Fault
 
-from benchmark.config import validate
-from benchmark.pipeline import run_job
+from benchmark.config.schema import validate
+from benchmark.run.pipeline import run_job
 from benchmark.stub import FaultMix, scripted_reply
 
 SMALL_CLI = [o for o in SMALL if o != "tracking=disabled"]

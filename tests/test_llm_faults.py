@@ -7,8 +7,8 @@ import json
 from conftest import SMALL, compose_config
 from test_configs import scripted_llm
 
-from benchmark.config import validate
-from benchmark.pipeline import run_job
+from benchmark.config.schema import validate
+from benchmark.run.pipeline import run_job
 
 
 def test_bad_judge_replies_are_counted_not_scored(openai_stub, monkeypatch):

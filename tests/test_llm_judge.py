@@ -12,7 +12,6 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from openai_stub import Fault, OpenAIStub, message_text
 
-from benchmark import tokens
 from benchmark.errors import UserError
 from benchmark.judge import JudgeRequest, Judgment, LLMJudge
 from benchmark.judge.llm import parse_rubric
@@ -21,6 +20,7 @@ from benchmark.llm import Endpoint, UsageLedger
 from benchmark.llm.json_reply import extract_json, strict_object
 from benchmark.llm.prompting import render_context
 from benchmark.probe.models import Fact, Gold
+from benchmark.text import tokens
 from benchmark.transcript.models import FunctionCall, Message, ToolCall
 
 KEY_ENV = "BENCH_TEST_JUDGE_KEY"

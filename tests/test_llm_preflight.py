@@ -14,13 +14,13 @@ from openai_stub import Fault, OpenAIStub
 from test_stage_failures import refused_url
 
 from benchmark.__main__ import run
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
 from benchmark.llm import Endpoint, LLMClient, LLMError, UsageLedger
 from benchmark.llm import preflight as pf
 from benchmark.llm.http import ChatTransport
 from benchmark.llm.loop import _Loop, submit
-from benchmark.parts import build_parts
+from benchmark.run.parts import build_parts
 
 # A job as a user starts it, with a real MLflow store that must stay untouched.
 LOCAL = ["judge=local", "answerer=local"]

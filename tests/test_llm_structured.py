@@ -15,11 +15,11 @@ from openai_stub import Fault, scripted_reply
 
 from benchmark.answerer.base import AnswerRequest
 from benchmark.answerer.llm import LLMAnswerer
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.llm import Completion, Endpoint, LLMClient, LLMError, UsageLedger
 from benchmark.llm.reply_cache import ResponseCache
 from benchmark.llm.structured_output import Repair
-from benchmark.pipeline import run_job
+from benchmark.run.pipeline import run_job
 from benchmark.stub.chat_route import Cut
 
 SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}

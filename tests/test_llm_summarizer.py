@@ -11,15 +11,15 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from openai_stub import Fault, OpenAIStub
 
-from benchmark import tokens
-from benchmark.compaction import CompactionConfig, Segments, find_points, segments
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
 from benchmark.llm import Endpoint, UsageLedger
-from benchmark.pipeline import run_job
 from benchmark.policy import AnchoredIterative, Codex, Hermes, Regenerative
+from benchmark.run.compaction import CompactionConfig, Segments, find_points, segments
+from benchmark.run.pipeline import run_job
 from benchmark.summarizer import LLMSummarizer, Summarizer, SummaryRequest
 from benchmark.summarizer.prompts import check_reply
+from benchmark.text import tokens
 from benchmark.transcript.models import Message
 from benchmark.transcript.synthetic import generate
 

@@ -7,11 +7,10 @@ import json
 import pytest
 from conftest import SMALL, compose_config
 
-from benchmark import tokens
 from benchmark.answerer import prompts as answerer_prompts
 from benchmark.answerer.base import AnswerRequest
 from benchmark.answerer.llm import LLMAnswerer
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
 from benchmark.judge import prompts
 from benchmark.judge.base import JudgeRequest
@@ -20,16 +19,17 @@ from benchmark.llm import UsageLedger
 from benchmark.llm.budget import chat_tokens, padded
 from benchmark.llm.prompting import render_context
 from benchmark.llm.window import prompt_room
-from benchmark.parts import build_parts
-from benchmark.pipeline import run_job
 from benchmark.policy.summarizing import REGENERATIVE_SECTIONS
 from benchmark.probe.models import Fact, Gold
 from benchmark.probe.writer import LLMProbeWriter
 from benchmark.probe.writer_prompts import reply_schema, writer_messages
+from benchmark.run.parts import build_parts
+from benchmark.run.pipeline import run_job
 from benchmark.stub import scripted_reply
 from benchmark.summarizer import prompts as summary_prompts
 from benchmark.summarizer.base import SummaryRequest
 from benchmark.summarizer.llm import LLMSummarizer
+from benchmark.text import tokens
 from benchmark.transcript.models import Message
 
 CRITERIA = list(prompts.CRITERIA)[:14]

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import compose_config
 
-from benchmark.compaction import CompactionPoint
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
 from benchmark.preview import main as preview_main
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
+from benchmark.run.compaction import CompactionPoint
 from benchmark.tracking.inputs import manifest_metrics
 from benchmark.transcript.formats import import_file
 from benchmark.transcript.manifest import SkippedFile

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from conftest import SMALL, compose_config
 
-from benchmark.metric_names import HEADLINE, POINTS_TABLE, layout_problems, section
-from benchmark.run_record import OPERATIONAL_ENDPOINT_KEYS, OPERATIONAL_SECTIONS
+from benchmark.run.run_record import OPERATIONAL_ENDPOINT_KEYS, OPERATIONAL_SECTIONS
+from benchmark.scoring.metric_names import HEADLINE, POINTS_TABLE, layout_problems, section
 from benchmark.tracking.mlflow_store import (
     EXPERIMENT_KIND_TAG,
     TRAINING_RUNS_KIND,
@@ -135,7 +135,7 @@ def test_layout_problems_name_ungrouped_keys_and_lonely_bounds():
 
 
 def test_the_headline_comes_first_and_older_names_read_as_today():
-    from benchmark import metric_names as names
+    from benchmark.scoring import metric_names as names
 
     keys = ["probes/total", names.KEPT_FRACTION, "headline/overall_upper", names.OVERALL]
     keys += ["headline/overall_lower", "type/recall"]

@@ -11,15 +11,15 @@ from conftest import SHARED_DATA, SMALL, call_message, compose_config, result_me
 
 from benchmark.activity.next_step import NextStep
 from benchmark.activity.steps import SKIP_REASONS
-from benchmark.compaction import CompactionConfig, CompactionPoint, find_points
-from benchmark.config import validate
-from benchmark.pipeline import run_job
+from benchmark.config.schema import validate
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.next_action import EXAMPLE, next_action
 from benchmark.probe.repeats import FirstAsked
-from benchmark.survival import ContextFacts
+from benchmark.run.compaction import CompactionConfig, CompactionPoint, find_points
+from benchmark.run.pipeline import run_job
+from benchmark.scoring.survival import ContextFacts
 from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.synthetic import generate

@@ -14,23 +14,23 @@ from omegaconf import OmegaConf
 from openai_stub import OpenAIStub
 from test_next_guess import SESSION
 
-from benchmark import metric_names as names
 from benchmark.activity.next_step import NextStep
 from benchmark.answerer import Answer, AnswerRequest, ExtractiveAnswerer, LLMAnswerer
 from benchmark.answerer.prompts import NEXT_ACTION_TASK
 from benchmark.audit.expected import CRITERIA as AUDITED
-from benchmark.compaction import CompactionPoint
-from benchmark.config import validate
-from benchmark.config_rules import check_judge_criteria, check_verdict_rubric
-from benchmark.evaluation import evaluate
+from benchmark.config.rules import check_judge_criteria, check_verdict_rubric
+from benchmark.config.schema import validate
 from benchmark.judge import LLMJudge, ReferenceJudge
 from benchmark.judge.base import Judgment
 from benchmark.judge.prompts import CRITERIA as DESCRIBED
 from benchmark.probe.models import Evidence, Fact, Gold, Probe
-from benchmark.results import JobResult, PointResult, ProbeResult
 from benchmark.rubric import Rubric
-from benchmark.scheduling import merged
-from benchmark.scorecard import render
+from benchmark.run.compaction import CompactionPoint
+from benchmark.run.evaluation import evaluate
+from benchmark.run.results import JobResult, PointResult, ProbeResult
+from benchmark.run.scheduling import merged
+from benchmark.scoring import metric_names as names
+from benchmark.scoring.scorecard import render
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 KEY_ENV = "BENCH_TEST_NEXT_ACTION_KEY"

@@ -7,18 +7,18 @@ from __future__ import annotations
 import pytest
 from conftest import SMALL, compose_config, swe_agent_job
 
-from benchmark.abstention import is_abstention
 from benchmark.answerer import ExtractiveAnswerer
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.judge import JudgeRequest, ReferenceJudge
 from benchmark.judge.base import Judgment
 from benchmark.judge.llm import LLMJudge
 from benchmark.judge.measured import not_measured
-from benchmark.parts import Parts, build_parts
-from benchmark.pipeline import run_job
 from benchmark.probe.models import Fact, Gold
 from benchmark.rubric import aggregate
-from benchmark.scorecard import render
+from benchmark.run.parts import Parts, build_parts
+from benchmark.run.pipeline import run_job
+from benchmark.scoring.abstention import is_abstention
+from benchmark.scoring.scorecard import render
 from benchmark.transcript.models import Message
 
 GOLD = Gold(answer="We edited src/app/db.py.", facts=[Fact(kind="modified", text="src/app/db.py")])

@@ -15,18 +15,18 @@ from openai_stub import Fault, OpenAIStub, decrypt
 from benchmark.answerer import AnswerRequest, LLMAnswerer
 from benchmark.answerer.llm import recent
 from benchmark.answerer.prompts import ANSWERER_ITEMS_SYSTEM
-from benchmark.compaction import Segments, find_points
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.judge import JudgeRequest, LLMJudge
 from benchmark.judge.prompts import ENCRYPTED_CONTEXT_NOTE
 from benchmark.llm import LLMError, UsageLedger
 from benchmark.llm.connect import as_endpoint, connect
 from benchmark.llm.native import NativeClient
 from benchmark.llm.responses_wire import from_output, provider_of, to_items
-from benchmark.parts import build
-from benchmark.pipeline import run_job
 from benchmark.policy import Opaque
 from benchmark.probe.models import Fact, Gold
+from benchmark.run.compaction import Segments, find_points
+from benchmark.run.parts import build
+from benchmark.run.pipeline import run_job
 from benchmark.transcript.models import (
     COMPACTED_PLACEHOLDER,
     Message,

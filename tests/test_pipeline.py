@@ -7,11 +7,11 @@ import pytest
 from conftest import SMALL, compose_config, group_options, run_point
 
 from benchmark.answerer.base import AnswerRequest
-from benchmark.compaction import find_points, segments
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.judge.base import JudgeRequest
-from benchmark.parts import Parts, build, build_parts
-from benchmark.pipeline import run_job
+from benchmark.run.compaction import find_points, segments
+from benchmark.run.parts import Parts, build, build_parts
+from benchmark.run.pipeline import run_job
 from benchmark.transcript.models import Transcript
 from benchmark.transcript.synthetic import generate
 
@@ -180,7 +180,7 @@ def test_failed_answers_are_counted_not_scored():
     res = run_point(config, t, point, pol, Broken(), build(config.judge, "judge", "judge"))
     assert res.probes and all(r.failed and r.score is None for r in res.probes)
     assert all("endpoint unreachable" in r.answer.error for r in res.probes)
-    from benchmark.results import JobResult
+    from benchmark.run.results import JobResult
 
     job = JobResult(policy="x", transcripts=[t.id], rubric=config.rubric, points=[res])
     metrics = job.metrics()

@@ -11,8 +11,6 @@ from conftest import tool_call as call
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from benchmark import tokens
-from benchmark.compaction import CompactionConfig, Segments, find_points, segments
 from benchmark.policy import (
     AnchorIndex,
     NoCompaction,
@@ -23,6 +21,8 @@ from benchmark.policy import (
 )
 from benchmark.policy.anchor_index import HEADING
 from benchmark.policy.spans import region_dropped, splice
+from benchmark.run.compaction import CompactionConfig, Segments, find_points, segments
+from benchmark.text import tokens
 from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import Message, ToolCall
 

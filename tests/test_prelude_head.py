@@ -13,12 +13,12 @@ import pytest
 from conftest import compose_config
 from real_shapes import CLAUDE_TASK, claude_code_prelude, codex_2026
 
-from benchmark.compaction import CompactionConfig, find_points, head_warning, protected_head_end
-from benchmark.config import validate
-from benchmark.pipeline import run_job
+from benchmark.config.schema import validate
 from benchmark.probe.candidate import View
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
+from benchmark.run.compaction import CompactionConfig, find_points, head_warning, protected_head_end
+from benchmark.run.pipeline import run_job
 from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.prelude import is_injected, prelude_end
 from benchmark.transcript.sources import import_file

@@ -18,11 +18,11 @@ from conftest import REPO
 from conftest import call_message as _call
 from conftest import result_message as _result
 
-from benchmark.compaction import CompactionConfig, find_points
 from benchmark.preview import main
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.repeats import FirstAsked
+from benchmark.run.compaction import CompactionConfig, find_points
 from benchmark.transcript.formats import import_file
 
 SMALL = ["compaction.context_window=600", "compaction.tail_tokens=120"]

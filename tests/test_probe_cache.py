@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.compaction import CompactionPoint
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.set_cache import cache_key, load_or_generate
-from benchmark.storage import PROBE_DIR, entry_path
+from benchmark.run.compaction import CompactionPoint
+from benchmark.run.storage import PROBE_DIR, entry_path
 from benchmark.transcript.models import Message, Transcript
 
 MESSAGES = [

@@ -16,10 +16,10 @@ from conftest import say as _say
 from pydantic import ValidationError
 
 from benchmark.activity.spelling import spelled, spellings, whole_escapes
-from benchmark.compaction import CompactionConfig, CompactionPoint, find_points
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import Probe
+from benchmark.run.compaction import CompactionConfig, CompactionPoint, find_points
 from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import Message, Transcript
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from benchmark.activity.shell import shell_ops
-from benchmark.compaction import CompactionConfig, CompactionPoint, find_points
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.decision import _parse
 from benchmark.probe.extract import generate_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.repeats import FirstAsked
 from benchmark.probe.text import balanced, clip
+from benchmark.run.compaction import CompactionConfig, CompactionPoint, find_points
 from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import Transcript
 

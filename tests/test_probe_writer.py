@@ -9,14 +9,14 @@ import pytest
 from conftest import call_message, compose_config, result_message
 from openai_stub import message_text
 
-from benchmark.compaction import CompactionConfig, CompactionPoint, find_points
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.llm import Endpoint, LLMError, UsageLedger
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.set_cache import cache_key, load_or_generate, writer_cache_key
 from benchmark.probe.writer import LLMProbeWriter, build_writer, check, write_probes
 from benchmark.probe.writer_prompts import CLIP_MARK, render_region
-from benchmark.storage import PROBE_DIR, entry_path
+from benchmark.run.compaction import CompactionConfig, CompactionPoint, find_points
+from benchmark.run.storage import PROBE_DIR, entry_path
 from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.synthetic import generate
 

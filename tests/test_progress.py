@@ -8,14 +8,14 @@ import logging
 from rich.console import Console
 
 from benchmark.llm.usage import UsageLedger
-from benchmark.progress import JobProgress
+from benchmark.run.progress import JobProgress
 
 
 def test_log_mode_reports_counts_once_at_the_end(caplog):
     ledger = UsageLedger()
     ledger.record("judge", calls=3, cache_hits=2, retries=1, input_tokens=900, cost_usd=0.25)
     with (
-        caplog.at_level(logging.INFO, logger="benchmark.progress"),
+        caplog.at_level(logging.INFO, logger="benchmark.run.progress"),
         JobProgress(ledger, mode="log") as progress,
     ):
         progress.add(2)

@@ -46,14 +46,14 @@ from conftest import compose_config
 from benchmark.answerer import prompts as answerer_prompts
 from benchmark.answerer.passages import _reports_failure as reports_failure
 from benchmark.answerer.query import query_terms, terms
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.judge import prompts as judge_prompts
 from benchmark.judge.base import JudgeRequest
 from benchmark.llm import prompting, untrusted
-from benchmark.pipeline import run_job
 from benchmark.probe.models import Fact, Gold
 from benchmark.probe.writer_prompts import render_region, writer_messages
-from benchmark.results import JobResult
+from benchmark.run.pipeline import run_job
+from benchmark.run.results import JobResult
 from benchmark.summarizer import prompts as summarizer_prompts
 from benchmark.transcript.models import Message
 from benchmark.transcript.sources import import_file

@@ -10,10 +10,10 @@ import pytest
 from conftest import SMALL, compose_config
 
 from benchmark import redaction
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
 from benchmark.redaction import Redactor, environment_secrets, json_arguments, redactor_for
-from benchmark.run_record import flatten, redact
+from benchmark.run.run_record import flatten, redact
 from benchmark.tracking.inputs import manifest_metrics
 from benchmark.transcript.formats import import_file
 from benchmark.transcript.models import Message, Transcript

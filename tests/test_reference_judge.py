@@ -13,7 +13,7 @@ from benchmark.judge.matching import exact_match, phrase_match
 from benchmark.judge.reference import scaled
 from benchmark.probe.models import Fact, Gold
 from benchmark.rubric.models import Rubric
-from benchmark.terms import stem
+from benchmark.text.terms import stem
 from benchmark.transcript.models import Message
 
 CONF = Path(__file__).resolve().parents[1] / "conf"

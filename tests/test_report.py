@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import SMALL, compose_config
 
-from benchmark import metric_names
 from benchmark.report.__main__ import main
 from benchmark.report.load import client_for, load_table
+from benchmark.scoring import metric_names
 from benchmark.tracking.run_colours import colour_at
 
 OLD_SWEEP = "/runs/multirun/2025-01-01/09-00-00"

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark import metric_names
 from benchmark.report.compare import make_labels
 from benchmark.report.header import header_lines
 from benchmark.report.load import RunData
 from benchmark.report.paired import paired_differences
 from benchmark.report.pairwise import pairwise_differences
+from benchmark.scoring import metric_names
 
 
 def test_per_type_bounds_follow_ci_names_and_fall_back_to_the_table(monkeypatch):
     """The bounds are read by ``ci_names`` (whatever it names them); a run that logged no
     per-type metric gets its table's mean with the same cluster jackknife t interval."""
     from benchmark.report.per_type import type_scores
-    from benchmark.stats import cluster_interval
+    from benchmark.scoring.stats import cluster_interval
 
     monkeypatch.setattr(metric_names, "ci_names", lambda name: (f"{name}/lo", f"{name}/hi"))
     logged = _seed_run("1", "none", 1)

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark import metric_names as names
 from benchmark.report.__main__ import main
 from benchmark.report.compare import Comparison
 from benchmark.report.load import client_for
 from benchmark.report.task_points import TaskPoint
 from benchmark.report.task_stats import loss_vs_failure, rank_correlation, spearman
+from benchmark.scoring import metric_names as names
 from benchmark.tracking.run_colours import RUN_COLOR_TAG
 from benchmark.tracking.sweep_parent import PARENT_TAG
 

@@ -224,7 +224,7 @@ def test_a_message_is_scrubbed_before_it_is_cut():
 def test_hydra_files_are_rewritten_only_when_they_hold_a_credential(tmp_path):
     from omegaconf import OmegaConf
 
-    from benchmark.hydra_outputs import scrub_folder
+    from benchmark.config.hydra_outputs import scrub_folder
 
     clean = "- policy=truncate\n- seed=3\n"
     (tmp_path / "clean.yaml").write_text(clean)

@@ -9,11 +9,11 @@ import logging
 import pytest
 from conftest import compose_config
 
-from benchmark import tokens
-from benchmark.compaction import find_points
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.redaction import Redactor, redactor_for
-from benchmark.storage import SESSION_DIR, entries
+from benchmark.run.compaction import find_points
+from benchmark.run.storage import SESSION_DIR, entries
+from benchmark.text import tokens
 from benchmark.transcript.generated import cache_key, load_or_generate, session_seed
 from benchmark.transcript.sources import load_transcripts
 

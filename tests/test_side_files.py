@@ -11,7 +11,7 @@ import pytest
 from conftest import compose_config
 from test_cli import run_cli
 
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
 from benchmark.preview import main as preview_main
 from benchmark.transcript.manifest import SkippedFile

@@ -123,8 +123,8 @@ def test_a_summarizer_reply_without_its_sections_fails_only_its_point(
 
 
 def test_a_failed_point_is_marked_in_the_job_result(openai_stub):
-    from benchmark.config import validate
-    from benchmark.pipeline import run_job
+    from benchmark.config.schema import validate
+    from benchmark.run.pipeline import run_job
 
     openai_stub.reply = first_requests_garbage(FAST["max_retries"] + 1)
     summarizer = ["policy=hermes", "summarizer=local"]

@@ -11,12 +11,12 @@ from conftest import SMALL, compose_config
 from rich.console import Console
 from scipy import stats as scipy_stats
 
-from benchmark import scorecard
-from benchmark.config import validate
-from benchmark.pipeline import run_job
-from benchmark.results import JobResult
+from benchmark.config.schema import validate
 from benchmark.rubric import Rubric, aggregate
-from benchmark.stats import (
+from benchmark.run.pipeline import run_job
+from benchmark.run.results import JobResult
+from benchmark.scoring import scorecard
+from benchmark.scoring.stats import (
     MIN_CLUSTERS_FOR_TEST,
     cluster_interval,
     describe,

@@ -11,7 +11,7 @@ import pytest
 from benchmark.report.load import RunData
 from benchmark.report.paired import paired_differences
 from benchmark.report.pairwise import pairwise_differences
-from benchmark.stats import cluster_interval, paired_difference, ratio_interval
+from benchmark.scoring.stats import cluster_interval, paired_difference, ratio_interval
 
 SCALE = 5.0
 # Two clusters, one all-lost and one nearly kept: t on 1 df puts a raw bound near -22.

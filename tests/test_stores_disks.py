@@ -592,7 +592,7 @@ def test_a_full_run_dir_in_a_real_process(work, mounts):
 def test_sqlite_full_inside_sqlalchemy_names_the_key_given():
     import sqlalchemy.exc
 
-    from benchmark import disk_errors
+    from benchmark.run import disk_errors
 
     inner = sqlite3.OperationalError("database or disk is full")
     wrapped = sqlalchemy.exc.OperationalError("INSERT", {}, inner)
@@ -612,7 +612,7 @@ def test_sqlite_full_inside_sqlalchemy_names_the_key_given():
 def test_a_path_names_the_most_specific_registered_key(tmp_path):
     import errno
 
-    from benchmark import disk_errors
+    from benchmark.run import disk_errors
 
     disk_errors.register("hydra.run.dir", tmp_path)
     disk_errors.register("cache.dir", tmp_path / "cache")

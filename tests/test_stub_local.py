@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from benchmark import tokens
 from benchmark.judge.llm import rubric_schema
 from benchmark.stub import LocalMode, OpenAIStub, scripted_reply
 from benchmark.stub.__main__ import build, main, parser
 from benchmark.stub.local import conforms
+from benchmark.text import tokens
 
 CRITERIA = ["accuracy_factual", "completeness_coverage", "recall_correctness"]
 SCHEMA = rubric_schema(CRITERIA, 5)

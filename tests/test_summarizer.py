@@ -8,10 +8,10 @@ import pytest
 from conftest import tool_call as call
 from pydantic import ValidationError
 
-from benchmark import tokens
 from benchmark.summarizer import ExtractiveSummarizer, Summarizer, SummaryRequest
 from benchmark.summarizer.extractive import EMPTY, parse
 from benchmark.summarizer.sections import kind_of
+from benchmark.text import tokens
 from benchmark.transcript.models import Message
 
 SECTIONS = [

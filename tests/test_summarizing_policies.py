@@ -10,9 +10,9 @@ from conftest import tool_call as call
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from benchmark.compaction import CompactionConfig, Segments, find_points, segments
 from benchmark.policy import AnchoredIterative, Codex, Hermes, Policy, Regenerative
 from benchmark.policy.summarizing import SUMMARY_HEADING
+from benchmark.run.compaction import CompactionConfig, Segments, find_points, segments
 from benchmark.summarizer import ExtractiveSummarizer, SummaryRequest
 from benchmark.transcript.models import Message
 

@@ -15,8 +15,8 @@ import pytest
 from mlflow import MlflowClient
 from test_sweeps import free_port, local_store, run_sweep
 
-from benchmark import metric_names as names
 from benchmark.report.sweep_end import NOTE_TAG
+from benchmark.scoring import metric_names as names
 from benchmark.tracking.run_colours import RUN_COLOR_TAG
 from benchmark.tracking.sweep_parent import PARENT_TAG
 from benchmark.tracking.views import OVERALL_CI_TAG, VIEW_TAG_PREFIX, overall_ci_text, view_url

@@ -10,8 +10,8 @@ from pathlib import Path
 from mlflow import MlflowClient
 from test_sweeps import local_store, run_sweep
 
-from benchmark.metric_names import HEADLINE, layout_problems, section
 from benchmark.report import build_report, select
+from benchmark.scoring.metric_names import HEADLINE, layout_problems, section
 from benchmark.tracking.callbacks import swept_keys
 from benchmark.tracking.sweep import SweepInfo
 from benchmark.tracking.sweep_parent import PARENT_RUN_TAG, PARENT_TAG

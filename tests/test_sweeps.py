@@ -23,11 +23,11 @@ from hydra import compose, initialize_config_dir
 from mlflow import MlflowClient
 
 from benchmark.__main__ import check_options
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
-from benchmark.job import objective_value, score_per_kilotoken
-from benchmark.parts import build_parts
 from benchmark.report import build_report, select
+from benchmark.run.job import objective_value, score_per_kilotoken
+from benchmark.run.parts import build_parts
 from benchmark.tracking.mlflow_store import check_reachable
 from benchmark.tracking.sweep import sweep_info, write_sweep_record
 from benchmark.tracking.sweep_parent import PARENT_TAG
@@ -115,7 +115,7 @@ def test_parallel_sweep_leaves_every_run_grouped(tmp_path, mlflow_store):
 
 
 def test_failing_job_is_reported_and_the_sweep_ends(tmp_path):
-    # Every job's config validates (checked before the first runs, benchmark/sweep_check.py);
+    # Every job's config validates (checked before the first runs, benchmark/config/sweep_check.py);
     # the second's file is missing, which only its job finds: it fails, the other runs.
     started = time.monotonic()
     chat = CONF.parent / "tests" / "fixtures" / "transcripts" / "chat" / "ledger_fix.jsonl"

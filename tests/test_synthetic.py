@@ -9,8 +9,8 @@ from importlib.resources import files
 
 import pytest
 
-from benchmark.compaction import CompactionConfig, find_points
 from benchmark.redaction import Redactor
+from benchmark.run.compaction import CompactionConfig, find_points
 from benchmark.transcript import generated
 from benchmark.transcript.models import Transcript
 from benchmark.transcript.synthetic import generate

@@ -13,10 +13,10 @@ import pytest
 from conftest import compose_config
 from tau2_helpers import live_session, resume_points, scripted_players
 
-from benchmark.compaction import CompactionPoint, segments
 from benchmark.errors import UserError
 from benchmark.llm.loop import run
 from benchmark.policy.truncate import Truncate
+from benchmark.run.compaction import CompactionPoint, segments
 from benchmark.task_success import tau2_env
 from benchmark.task_success.roles import action_text
 from benchmark.task_success.runs import resume, uncompacted

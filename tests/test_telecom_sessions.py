@@ -14,9 +14,9 @@ import pytest
 from conftest import compose_config
 from tau2_helpers import scripted_players
 
-from benchmark.compaction import CompactionPoint, segments
 from benchmark.llm.loop import run
 from benchmark.policy.truncate import Truncate
+from benchmark.run.compaction import CompactionPoint, segments
 from benchmark.task_success import tau2_env
 from benchmark.task_success.conversation import Conversation, converse, whose_turn
 from benchmark.task_success.roles import action_text

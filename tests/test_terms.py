@@ -1,8 +1,8 @@
-"""Terms of text (``benchmark.terms``): the words retrieval and fact matching share."""
+"""Terms of text (``benchmark.text.terms``): the words retrieval and fact matching share."""
 
 from __future__ import annotations
 
-from benchmark.terms import content_of, content_terms, identifier_terms, words
+from benchmark.text.terms import content_of, content_terms, identifier_terms, words
 
 
 def test_words_split_runs_and_camel_case_parts() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmark import tokens
+from benchmark.text import tokens
 
 
 def test_count_many_matches_count_on_small_and_large_batches():

@@ -15,10 +15,10 @@ import pytest
 from benchmark.answerer.base import AnswerRequest
 from benchmark.answerer.extractive import ExtractiveAnswerer
 from benchmark.answerer.json_passages import json_pieces
-from benchmark.compaction import CompactionPoint
 from benchmark.judge.matching import fact_matches
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import generate_probes
+from benchmark.run.compaction import CompactionPoint
 from benchmark.transcript.models import Message, Transcript
 
 CASE_S = 60
@@ -185,8 +185,8 @@ def test_task_success_job_asks_probes_at_every_point(tmp_path, offline):
     pytest.importorskip("tau2", reason="the 'tau2' extra is not installed")
     from conftest import compose_config
 
-    from benchmark import config as config_mod
-    from benchmark.job import job
+    from benchmark.config import schema as config_mod
+    from benchmark.run.job import job
     from benchmark.task_success.report import TABLE
 
     cfg = compose_config(

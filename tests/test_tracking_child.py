@@ -15,7 +15,7 @@ from conftest import SMALL
 from test_cli import OFFLINE_ENV
 
 from benchmark.errors import UserError
-from benchmark.run_record import RunRecord
+from benchmark.run.run_record import RunRecord
 from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.logger_process import WORKER, TrackingChild, wanted
 from benchmark.tracking.sweep import SweepInfo

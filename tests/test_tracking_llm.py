@@ -63,8 +63,8 @@ def test_log_run_writes_any_record_as_one_run(tmp_path, mlflow_store):
     """The one MLflow writer takes plain data: a job's or an audit's record alike."""
     from mlflow import MlflowClient
 
-    from benchmark.config import TrackingConfig
-    from benchmark.run_record import RunRecord
+    from benchmark.config.schema import TrackingConfig
+    from benchmark.run.run_record import RunRecord
     from benchmark.tracking.mlflow_run import log_run
     from benchmark.tracking.mlflow_store import tracking_uri
 
@@ -100,11 +100,11 @@ def test_run_files_stream_points_and_keep_them_lean(tmp_path):
     """A job's files are written point by point, laid out as whole-list JSON would be, and
     the point the job keeps holds no context, judge record or reasoning, only scores."""
     from benchmark.answerer.base import Answer
-    from benchmark.compaction import CompactionPoint
-    from benchmark.job_files import RunFiles
     from benchmark.judge.base import CriterionResult, Judgment
     from benchmark.probe.models import Evidence, Fact, Gold, Probe
-    from benchmark.results import PointResult, ProbeResult
+    from benchmark.run.compaction import CompactionPoint
+    from benchmark.run.job_files import RunFiles
+    from benchmark.run.results import PointResult, ProbeResult
     from benchmark.transcript.models import Message
 
     empty = RunFiles(tmp_path / "empty")
@@ -194,10 +194,10 @@ def test_a_failed_judgment_row_says_why_without_a_secret():
     """A judgment row of a failed probe carries its error, scrubbed as judgments.jsonl is
     (an exception's message may quote a key), and the reasoning is cut short."""
     from benchmark.answerer.base import Answer
-    from benchmark.job_files import REASONING_CHARS, judgment_row, judgments_table
     from benchmark.judge.base import CriterionResult, Judgment
     from benchmark.probe.models import Evidence, Fact, Gold, Probe
-    from benchmark.results import ProbeResult
+    from benchmark.run.job_files import REASONING_CHARS, judgment_row, judgments_table
+    from benchmark.run.results import ProbeResult
 
     key = "sk-proj-Zt4Wq9Lm2Xv7Rp3Kc8Bn1Df6Gh0Js5Ya2Ue7Io4"
     gold = Gold(answer="x", facts=[Fact(kind="identifier", text="x")])

@@ -14,7 +14,7 @@ import pytest
 from conftest import compose_config
 from test_cli import run_cli
 
-from benchmark.config import validate
+from benchmark.config.schema import validate
 from benchmark.errors import UserError
 from benchmark.transcript.scan import expand_paths
 from benchmark.transcript.sources import TranscriptStream, load_transcripts

@@ -24,13 +24,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from benchmark import tokens
 from benchmark.activity.actions import Action, extract
 from benchmark.activity.files import STATUS, PathKeys
 from benchmark.activity.operations import FileOp, file_ops
 from benchmark.activity.plans import plans
 from benchmark.probe.runs import output_lines
-from benchmark.terms import unescape
+from benchmark.text import tokens
+from benchmark.text.terms import unescape
 from benchmark.transcript.models import Message
 
 # A question about files as a set ("which files did we create/modify/read").

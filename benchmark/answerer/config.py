@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from benchmark.instantiate import ComponentConfig, by_target, settings
-from benchmark.validators import Tokens
+from benchmark.config.instantiate import ComponentConfig, by_target, settings
+from benchmark.config.validators import Tokens
 
 # BM25's term-frequency saturation: 1.2 to 2 in practice.
 BM25_K1 = Annotated[float, Field(ge=0, le=1000)]

@@ -15,12 +15,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from benchmark import identifiers, tokens
 from benchmark.answerer.answer_kinds import LEAD_SHARE, WHY_Q, Reading, lead_lines
 from benchmark.answerer.base import Answer, AnswerRequest
 from benchmark.answerer.next_guess import next_step_line
 from benchmark.answerer.passages import passages
 from benchmark.answerer.query import answer_kinds, query_terms, terms
+from benchmark.text import identifiers, tokens
 from benchmark.transcript.models import Message
 
 # Score factor of a passage holding the kind of identifier the question asks for.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from benchmark import tokens
+from benchmark.text import tokens
 
 Piece = tuple[str, tuple[str, ...]]  # verbatim text, the keys it sits under
 _MAX_PIECES = 2000  # a result of more members is cut no finer

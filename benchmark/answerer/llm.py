@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmark import tokens
 from benchmark.activity.next_step import parse_answer, verb_of
 from benchmark.answerer.base import Answer, AnswerRequest
 from benchmark.answerer.prompts import answerer_messages, items_system, question_text
@@ -38,6 +37,7 @@ from benchmark.llm.native import NativeClient
 from benchmark.llm.prompting import has_encrypted, render_context
 from benchmark.llm.reply_cache import ResponseCache
 from benchmark.llm.usage import CallPurpose
+from benchmark.text import tokens
 from benchmark.transcript.models import Message
 
 

@@ -34,8 +34,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from benchmark import identifiers, tokens
 from benchmark.answerer.json_passages import json_pieces
+from benchmark.text import identifiers, tokens
 from benchmark.transcript.models import Message, ToolCall
 
 Analyzer = Callable[[str], list[str]]

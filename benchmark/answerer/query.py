@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from benchmark.terms import content_terms, identifier_terms, stem
+from benchmark.text.terms import content_terms, identifier_terms, stem
 
 # Scaffolding that says how or when to answer, not what about.
 _QUERY_STOP_TEXT = """
@@ -39,7 +39,7 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 # A question naming the kind of thing it wants ("which files", "which version")
-# prefers passages holding an identifier of that kind (``benchmark.identifiers``).
+# prefers passages holding an identifier of that kind (``benchmark.text.identifiers``).
 ANSWER_CUES: dict[str, str] = {"file": "path", "path": "path", "version": "version"}
 _ANSWER_CUES: dict[str, str] = {stem(cue): kind for cue, kind in ANSWER_CUES.items()}
 

@@ -31,7 +31,6 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark import tokens
 from benchmark.audit.answer_text import (
     EXACT_KINDS,
     has_value,
@@ -44,6 +43,7 @@ from benchmark.audit.answer_text import (
 from benchmark.audit.config import Variant
 from benchmark.audit.paraphrase import paraphrase
 from benchmark.probe.models import Fact, FactKind, Probe, ProbeType
+from benchmark.text import tokens
 
 LABELS: dict[FactKind, str] = {
     "identifier": "exact value",

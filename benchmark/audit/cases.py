@@ -11,13 +11,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from benchmark import tokens
-from benchmark.abstention import is_abstention
 from benchmark.audit.answers import build_variants
 from benchmark.audit.config import AuditConfig
 from benchmark.audit.expected import CRITERIA, expected_bands
-from benchmark.compaction import CompactionConfig, find_points, segments
-from benchmark.config import BenchmarkConfig
+from benchmark.config.schema import BenchmarkConfig
 from benchmark.errors import UserError
 from benchmark.judge.matching import fabricated
 from benchmark.probe.models import Probe
@@ -25,6 +22,9 @@ from benchmark.probe.set_cache import load_or_generate
 from benchmark.probe.writer import LLMProbeWriter
 from benchmark.redaction import redactor_for
 from benchmark.rubric import JUDGE_FREE_TYPES
+from benchmark.run.compaction import CompactionConfig, find_points, segments
+from benchmark.scoring.abstention import is_abstention
+from benchmark.text import tokens
 from benchmark.transcript.config import SyntheticTranscripts
 from benchmark.transcript.models import Message
 from benchmark.transcript.sources import load_transcripts

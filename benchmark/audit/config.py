@@ -6,8 +6,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from benchmark.config.validators import MAX_COUNT, MAX_TOKENS, Seed, distinct_choices
 from benchmark.transcript.config import MAX_GENERATED_SESSIONS, MAX_GENERATED_TOKENS
-from benchmark.validators import MAX_COUNT, MAX_TOKENS, Seed, distinct_choices
 
 Variant = Literal[
     "full",

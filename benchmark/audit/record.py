@@ -19,11 +19,11 @@ from benchmark.audit.cases import AuditItem
 from benchmark.audit.config import AuditConfig
 from benchmark.audit.expected import CLASSES
 from benchmark.audit.metrics import AuditMetrics, agrees
-from benchmark.config import BenchmarkConfig
+from benchmark.config.schema import BenchmarkConfig
 from benchmark.llm.usage import CallRecord
 from benchmark.redaction import scrub_setting
 from benchmark.rubric import Rubric
-from benchmark.run_record import RunRecord, redact, run_params
+from benchmark.run.run_record import RunRecord, redact, run_params
 
 AUDIT_TAG = "audit"
 TABLE_ARTIFACT = "audit_table.json"

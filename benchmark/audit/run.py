@@ -20,15 +20,15 @@ from benchmark.audit.metrics import compute
 from benchmark.audit.record import AuditResult, audit_record
 from benchmark.audit.samples import SampleJudges, build_judges
 from benchmark.audit.summary import render
-from benchmark.config import BenchmarkConfig
-from benchmark.evaluation import stage_call
+from benchmark.config.schema import BenchmarkConfig
 from benchmark.judge.base import Judge, JudgeRequest, Judgment
 from benchmark.llm import UsageLedger, close_all
 from benchmark.llm.loop import run as run_on_loop
-from benchmark.parts import response_cache
 from benchmark.probe.writer import build_writer
-from benchmark.progress import JobProgress
-from benchmark.run_record import Outcome, RunRecord
+from benchmark.run.evaluation import stage_call
+from benchmark.run.parts import response_cache
+from benchmark.run.progress import JobProgress
+from benchmark.run.run_record import Outcome, RunRecord
 
 log = logging.getLogger(__name__)
 

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmark.config import BenchmarkConfig
-from benchmark.config_rules import check_judge_criteria
+from benchmark.config.rules import check_judge_criteria
+from benchmark.config.schema import BenchmarkConfig
 from benchmark.judge.base import Judge
 from benchmark.llm import UsageLedger
 from benchmark.llm.reply_cache import CacheMode, ResponseCache
-from benchmark.parts import build
+from benchmark.run.parts import build
 
 
 class SampleCache(ResponseCache):

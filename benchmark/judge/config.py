@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from benchmark.instantiate import ComponentConfig, by_target, settings
-from benchmark.validators import Count, Tokens
+from benchmark.config.instantiate import ComponentConfig, by_target, settings
+from benchmark.config.validators import Count, Tokens
 
 JudgeMode = Literal["rubric", "2_1_0"]  # what an LLM judge gives: rubric scores or one verdict
 Combine = Literal["mean", "median", "majority"]  # how a panel combines its members' scores

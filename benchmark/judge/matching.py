@@ -1,4 +1,4 @@
-"""Gold-fact matching for the offline judge (terms come from ``benchmark.terms``).
+"""Gold-fact matching for the offline judge (terms come from ``benchmark.text.terms``).
 
 Matching rules are deliberately
 strict for exact facts (paths, versions, commands): a near miss such as
@@ -11,9 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property, lru_cache
 
-from benchmark import identifiers
 from benchmark.probe.models import Fact, FactKind
-from benchmark.terms import content_of, content_terms, identifier_terms, normalize, unescape, words
+from benchmark.text import identifiers
+from benchmark.text.terms import (
+    content_of,
+    content_terms,
+    identifier_terms,
+    normalize,
+    unescape,
+    words,
+)
 from benchmark.transcript.models import Message
 
 EXACT_KINDS: frozenset[FactKind] = frozenset({"identifier", "created", "modified", "read"})

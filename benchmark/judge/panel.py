@@ -31,8 +31,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from benchmark.config.instantiate import instantiate_target
 from benchmark.errors import UserError
-from benchmark.instantiate import instantiate_target
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment, MemberScores
 from benchmark.judge.config import Combine, JudgeConfig
 from benchmark.llm import UsageLedger

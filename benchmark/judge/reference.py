@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from benchmark import tokens
-from benchmark.abstention import is_abstention
 from benchmark.judge.base import CriterionResult, JudgeRequest, Judgment
 from benchmark.judge.matching import EXACT_KINDS, Haystack, fabricated, fact_matches
 from benchmark.probe.models import Fact, FactKind
 from benchmark.rubric.criteria import SCOPES
+from benchmark.scoring.abstention import is_abstention
+from benchmark.text import tokens
 
 
 def scaled(scale_max: int, num: int, den: int) -> int:
@@ -75,7 +75,7 @@ class ReferenceJudge:
       or at least ``term_ratio`` (0.8) of its stemmed content terms occur in it.
 
     Fabricated identifiers: identifier tokens of the answer
-    (``benchmark.identifiers.tokens``) that occur neither in the compacted
+    (``benchmark.text.identifiers.tokens``) that occur neither in the compacted
     context's text, nor in a gold fact, nor in the question. Each costs one
     point (penalty ``p``) where noted below, with a floor of 0.
 
@@ -104,7 +104,7 @@ class ReferenceJudge:
                                   ``r(f(all))`` clamped to ``[1, s - 1]`` (the 2/1/0 scale)
     ============================  ===============================================
 
-    An abstention (``benchmark.abstention``: an empty answer, or one that only
+    An abstention (``benchmark.scoring.abstention``: an empty answer, or one that only
     declines, such as "Not in context.") scores 0 on every criterion.
 
     ``unmeasured_criteria(answerer)`` names the criteria this judge cannot tell

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmark import tokens
+from benchmark.text import tokens
 
 # The safety margin for tokenizer and chat-template differences: older open models'
 # SentencePiece tokenizers count some 20% more than cl100k on code and logs.

@@ -12,8 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from benchmark.config.validators import MAX_PRICE, NO_ECHO, http_url_problem
 from benchmark.errors import UserError
-from benchmark.validators import MAX_PRICE, NO_ECHO, http_url_problem
 
 # How a structured reply is asked for, best first (benchmark.llm.structured_output: the ladder).
 StructuredOutput = Literal[

@@ -15,7 +15,7 @@ import threading
 import unicodedata
 from collections.abc import Sequence
 
-from benchmark import tokens
+from benchmark.text import tokens
 from benchmark.transcript.models import Message
 
 # How a rendered context reads (``render_messages``); said in every prompt that shows one.

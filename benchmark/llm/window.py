@@ -8,7 +8,7 @@ escaping all count too. So each role describes its request as two functions,
 ``build(context)`` (the messages around it), and :meth:`Window.fit` finds the
 largest context for which the whole request fits.
 
-Our counts are cl100k (:mod:`benchmark.tokens`); the server's tokenizer and
+Our counts are cl100k (:mod:`benchmark.text.tokens`); the server's tokenizer and
 chat template differ, typically by a few percent, more on code and non-English
 text. So a request must fit with a margin: its counted tokens times
 ``1 + WINDOW_MARGIN_RATIO``, plus ``WINDOW_MARGIN_TOKENS`` for the template
@@ -30,10 +30,10 @@ import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from benchmark import tokens
 from benchmark.llm.budget import WINDOW_MARGIN_RATIO, WINDOW_MARGIN_TOKENS, chat_tokens
 from benchmark.llm.client import LLMError
 from benchmark.llm.usage import UsageLedger
+from benchmark.text import tokens
 
 if TYPE_CHECKING:
     from benchmark.llm.endpoint import Endpoint

@@ -13,11 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from benchmark import activity, identifiers, tokens
+from benchmark import activity
 from benchmark.activity.files import file_statuses
-from benchmark.compaction import Segments
 from benchmark.policy.base import check_int
 from benchmark.policy.spans import tool_spans
+from benchmark.run.compaction import Segments
+from benchmark.text import identifiers, tokens
 from benchmark.transcript.models import Message
 
 HEADING = (

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from benchmark.compaction import Segments
+from benchmark.run.compaction import Segments
 from benchmark.transcript.models import Message
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from benchmark.activity import extract
-from benchmark.compaction import Segments
 from benchmark.policy.base import check_int
 from benchmark.policy.spans import region_dropped, splice
 from benchmark.policy.summarizing import SummaryPolicy, summary_message
+from benchmark.run.compaction import Segments
 from benchmark.summarizer.base import Summarizer
 from benchmark.transcript.models import Message
 

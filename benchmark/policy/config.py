@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmark.instantiate import ComponentConfig, by_target, settings
-from benchmark.validators import Count, Tokens
+from benchmark.config.instantiate import ComponentConfig, by_target, settings
+from benchmark.config.validators import Count, Tokens
 
 P = "benchmark.policy"
 SUMMARIZER = ("summarizer",)

@@ -9,11 +9,11 @@ configs are this class with a smaller tail.
 
 from __future__ import annotations
 
-from benchmark.compaction import Segments
 from benchmark.policy.anchor_index import MIN_TOKENS, AnchorIndex
 from benchmark.policy.base import check_int
 from benchmark.policy.spans import dropped_indices, protected_end, splice, tool_spans
 from benchmark.policy.summarizing import SummaryPolicy, summary_message
+from benchmark.run.compaction import Segments
 from benchmark.summarizer.base import Summarizer
 from benchmark.transcript.models import Message
 

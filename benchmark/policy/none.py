@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmark.compaction import Segments
+from benchmark.run.compaction import Segments
 from benchmark.transcript.models import Message
 
 

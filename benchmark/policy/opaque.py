@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchmark.compaction import Segments
 from benchmark.llm import Endpoint, UsageLedger
 from benchmark.llm.connect import connect
 from benchmark.llm.native import NativeClient
 from benchmark.llm.reply_cache import ResponseCache
 from benchmark.policy.spans import region_dropped, splice
+from benchmark.run.compaction import Segments
 from benchmark.transcript.models import Message
 
 

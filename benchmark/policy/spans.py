@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from benchmark.compaction import Segments
+from benchmark.run.compaction import Segments
 from benchmark.transcript.models import Message
 
 _NOTE = re.compile(r"\[earlier tool output omitted: \d+ lines?\]")

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmark.compaction import Segments
 from benchmark.policy.base import check_int
 from benchmark.policy.spans import region_dropped, splice
+from benchmark.run.compaction import Segments
 from benchmark.summarizer.base import Summarizer, SummaryRequest
 from benchmark.summarizer.extractive import ExtractiveSummarizer
 from benchmark.transcript.models import Message

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from benchmark.compaction import Segments
 from benchmark.policy.base import check_int
 from benchmark.policy.spans import is_omitted, omitted_note, replaced
+from benchmark.run.compaction import Segments
 from benchmark.transcript.models import Message, ToolCall
 
 

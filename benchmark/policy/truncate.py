@@ -6,9 +6,9 @@ A tool call and its results are kept or dropped together
 
 from __future__ import annotations
 
-from benchmark.compaction import Segments
 from benchmark.policy.base import check_int
 from benchmark.policy.spans import protected_end, tool_spans
+from benchmark.run.compaction import Segments
 from benchmark.transcript.models import Message
 
 

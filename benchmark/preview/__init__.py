@@ -21,7 +21,7 @@ from typing import NoReturn, get_args
 from rich.console import Console
 from rich.markup import escape
 
-from benchmark.config import BenchmarkConfig
+from benchmark.config.schema import BenchmarkConfig
 from benchmark.errors import UserError, print_error
 from benchmark.preview.render import render, render_review
 from benchmark.preview.report import preview_file, review_sample
@@ -44,7 +44,7 @@ def load_config(paths: list[str], overrides: list[str]) -> BenchmarkConfig:
     from omegaconf.errors import OmegaConfBaseException
 
     from benchmark.__main__ import CONF_DIR, check_options
-    from benchmark.config import validate
+    from benchmark.config.schema import validate
 
     parser = OverridesParser.create()
     for override in overrides:

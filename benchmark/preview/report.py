@@ -9,17 +9,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, get_args
 
-from benchmark.compaction import (
+from benchmark.config.schema import BenchmarkConfig
+from benchmark.probe.extract import generate_probes, why_no_probes
+from benchmark.probe.models import PROBE_TYPES, Probe
+from benchmark.probe.repeats import FirstAsked
+from benchmark.redaction import redactor_for
+from benchmark.run.compaction import (
     CompactionConfig,
     find_points,
     head_warning,
     protected_head_end,
 )
-from benchmark.config import BenchmarkConfig
-from benchmark.probe.extract import generate_probes, why_no_probes
-from benchmark.probe.models import PROBE_TYPES, Probe
-from benchmark.probe.repeats import FirstAsked
-from benchmark.redaction import redactor_for
 from benchmark.transcript.formats import NotATranscript, SubagentLog, TranscriptError, import_file
 from benchmark.transcript.models import Role, Transcript
 from benchmark.transcript.sources import SIDE_FILE, SUBAGENT_SKIPPED

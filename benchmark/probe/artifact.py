@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from benchmark import identifiers
 from benchmark.activity.files import PathKeys, is_generated
 from benchmark.activity.operations import FileOp
 from benchmark.probe.candidate import Candidate, View, listing
 from benchmark.probe.models import Evidence, Fact
 from benchmark.probe.text import fact_kind
+from benchmark.text import identifiers
 
 Status = Literal["created", "modified", "read"]
 

@@ -9,10 +9,10 @@ from functools import cached_property
 from benchmark.activity.actions import Action, extract
 from benchmark.activity.operations import FileOp, file_ops
 from benchmark.activity.spelling import spelled
-from benchmark.compaction import CompactionPoint
 from benchmark.probe.models import Evidence, Fact, ProbeType
 from benchmark.probe.runs import TestRun, test_runs
 from benchmark.probe.text import MAX_FACT, clip, quote_around
+from benchmark.run.compaction import CompactionPoint
 from benchmark.transcript.models import Transcript
 from benchmark.transcript.prelude import prelude_end
 

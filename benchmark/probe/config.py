@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from benchmark.instantiate import by_target, options, settings
+from benchmark.config.instantiate import by_target, options, settings
+from benchmark.config.validators import Seed, Tokens, distinct_choices
 from benchmark.probe.models import PROBE_TYPES, SEED_TYPES, ProbeType
-from benchmark.validators import Seed, Tokens, distinct_choices
 
 
 class ProbeConfig(BaseModel):

@@ -16,7 +16,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from benchmark import cues
 from benchmark.activity.files import is_generated
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Fact
@@ -30,6 +29,7 @@ from benchmark.probe.text import (
     trim,
 )
 from benchmark.probe.wording import has_content, is_cut
+from benchmark.text import cues
 
 _LIST = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 # "because it is faster and I rejected X": the rationale ends before the alternative's "and".

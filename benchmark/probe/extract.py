@@ -16,7 +16,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from benchmark.compaction import CompactionPoint
 from benchmark.probe.artifact import artifact_candidates
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.config import ProbeConfig
@@ -30,6 +29,7 @@ from benchmark.probe.tool_facts import (
     tool_continuation_candidates,
     tool_recall_candidates,
 )
+from benchmark.run.compaction import CompactionPoint
 from benchmark.transcript.models import Transcript
 
 # Bump when extraction changes what it produces: it keys the probe cache.

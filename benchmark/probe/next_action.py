@@ -16,10 +16,10 @@ from benchmark.activity.actions import Action, extract, open_file
 from benchmark.activity.next_step import VERBS, NextStep
 from benchmark.activity.spelling import spelled
 from benchmark.activity.steps import OPEN_FILE_COMMANDS, SkipReason, is_finish, step_of, step_verb
-from benchmark.compaction import CompactionPoint
 from benchmark.probe.candidate import without_summaries
 from benchmark.probe.models import Evidence, Fact, Gold, Probe
 from benchmark.probe.text import MAX_FACT, quote_around
+from benchmark.run.compaction import CompactionPoint
 from benchmark.transcript.models import Message, Transcript
 
 # The one example a question gives: made up, so it says nothing about the session.

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from benchmark import identifiers
 from benchmark.probe.candidate import Candidate, View
 from benchmark.probe.models import Fact
 from benchmark.probe.text import sentences
+from benchmark.text import identifiers
 
 _INSTALL = re.compile(
     r"\b(?:pip3?|uv|poetry|pipenv|conda|npm|yarn|pnpm|cargo|gem)\b[^\n]*?\b(?:install|add|i)\b"

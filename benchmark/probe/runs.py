@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from benchmark import cues
 from benchmark.activity.actions import Action
 from benchmark.probe.text import clip, line_at
+from benchmark.text import cues
 
 ErrorKind = Literal["exception", "failed", "error"]
 

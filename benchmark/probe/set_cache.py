@@ -23,12 +23,12 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from benchmark.compaction import CompactionPoint
 from benchmark.probe.config import ProbeConfig
 from benchmark.probe.extract import EXTRACTOR_VERSION, generate_probes, next_action_probes
 from benchmark.probe.models import Probe
 from benchmark.probe.writer import LLMProbeWriter, write_probes
-from benchmark.storage import PROBE_DIR, entry_key, entry_path, write_atomic
+from benchmark.run.compaction import CompactionPoint
+from benchmark.run.storage import PROBE_DIR, entry_key, entry_path, write_atomic
 from benchmark.transcript.models import Transcript
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from benchmark import identifiers, tokens
 from benchmark.probe.models import FactKind
+from benchmark.text import identifiers, tokens
 
 MAX_FACT = 200
 # A fact an answer can state: 200 characters of prose or code are some 50 tokens;

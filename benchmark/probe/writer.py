@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from benchmark.compaction import CompactionPoint
+from benchmark.config.instantiate import instantiate_target
 from benchmark.errors import UserError
-from benchmark.instantiate import instantiate_target
 from benchmark.llm import UsageLedger
 from benchmark.llm.budget import chat_tokens
 from benchmark.llm.connect import RegionStage
@@ -36,6 +35,7 @@ from benchmark.probe.writer_prompts import (
     reply_schema,
     writer_messages,
 )
+from benchmark.run.compaction import CompactionPoint
 from benchmark.transcript.models import Message, Transcript
 
 # A message shown to the writer under a tight window gets at least this many tokens.

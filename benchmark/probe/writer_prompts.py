@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, get_args
 
-from benchmark import tokens
 from benchmark.llm import untrusted
 from benchmark.llm.json_reply import strict_object
 from benchmark.probe.models import FactKind, ProbeType
+from benchmark.text import tokens
 from benchmark.transcript.models import Message
 
 # Bump when the prompt, the schema or the validation changes what the writer keeps:

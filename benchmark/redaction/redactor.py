@@ -40,12 +40,12 @@ from benchmark.redaction.detectors import (
 )
 from benchmark.redaction.propagation import propagates, standalone_pattern
 from benchmark.redaction.user_patterns import compile_pattern
-from benchmark.storage import source_digest
+from benchmark.run.storage import source_digest
 from benchmark.transcript.models import FunctionCall, Message, PlantedFact, ToolCall, Transcript
 
 
 class JobSettings(Protocol):
-    """What ``redactor_for`` reads of a job's config (``benchmark.config.BenchmarkConfig``):
+    """What ``redactor_for`` reads of a job's config (``benchmark.config.schema.BenchmarkConfig``):
     its ``redaction`` settings, and the whole config for the key names its endpoints read."""
 
     redaction: RedactionConfig

@@ -13,8 +13,6 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
-from benchmark import metric_names as names
-from benchmark.clusters import PARAM
 from benchmark.report.header import HeaderLine, header_lines
 from benchmark.report.interval import Interval
 from benchmark.report.layout import (
@@ -32,6 +30,8 @@ from benchmark.report.retention import CONTROL as RETENTION_CONTROL
 from benchmark.report.retention import retention_against_control
 from benchmark.report.task_points import TaskPoint
 from benchmark.report.task_success import TaskSuccess, task_success
+from benchmark.scoring import metric_names as names
+from benchmark.scoring.clusters import PARAM
 from benchmark.tracking.run_colours import RUN_COLOR_TAG, colour_at
 
 _HEX = re.compile(r"#[0-9a-fA-F]{6}")

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
-from benchmark import metric_names as names
-from benchmark.clusters import PARAM
 from benchmark.report.load import RunData
 from benchmark.report.retention import CONTROL
+from benchmark.scoring import metric_names as names
+from benchmark.scoring.clusters import PARAM
 
 PATH_CHARS = 80  # a transcript path longer than this is cut at its start
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from benchmark.metric_names import ci_names
+from benchmark.scoring.metric_names import ci_names
 
 
 class Interval(BaseModel):

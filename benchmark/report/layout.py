@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from benchmark.clusters import row_cluster
 from benchmark.report.paired import Table
+from benchmark.scoring.clusters import row_cluster
 
 _SUFFIX = re.compile(r"^([^@\s]+)(@[^\s(]+)(.*)$")
 

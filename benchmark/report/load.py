@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from benchmark import metric_names as names
 from benchmark.errors import UserError
 from benchmark.report.task_points import TaskPoint, parse_points
+from benchmark.scoring import metric_names as names
 from benchmark.tracking.sweep_parent import PARENT_TAG
 
 REPORT_TAG = "report"  # runs written by the report itself; never part of a comparison

@@ -7,7 +7,7 @@ from benchmark.report.cells import PAIRS_HEADING, constant_columns
 from benchmark.report.compare import AGREEMENT_COLUMN, Comparison
 from benchmark.report.retention import CONTROL
 from benchmark.report.task_section import method_note as task_method
-from benchmark.stats import METHOD, MIN_CLUSTERS_FOR_TEST
+from benchmark.scoring.stats import METHOD, MIN_CLUSTERS_FOR_TEST
 
 WARNING = "Warning: "
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmark import metric_names as names
 from benchmark.report.compare import Comparison
+from benchmark.scoring import metric_names as names
 from benchmark.tracking.run_colours import RUN_COLOR_TAG, colour_at
 
 IMAGE_KEY = f"{names.OVERALL}_95ci"

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from benchmark.clusters import PARAM, ClusterBy, coarsest, row_cluster
 from benchmark.errors import UserError
 from benchmark.report.load import RunData
-from benchmark.stats import paired_difference
+from benchmark.scoring.clusters import PARAM, ClusterBy, coarsest, row_cluster
+from benchmark.scoring.stats import paired_difference
 from benchmark.tracking.sweep import NAME_SEPARATOR
 
 # Params that fix which probes a run is asked: runs agreeing on them share probe ids.
@@ -55,7 +55,7 @@ def diffs_for(runs: Sequence[RunData]) -> Diffs:
 
 
 class Delta(BaseModel):
-    """``run - reference`` on paired probes (see ``benchmark.stats.paired_difference``)."""
+    """``run - reference`` on paired probes (see ``benchmark.scoring.stats.paired_difference``)."""
 
     mean: float
     low: float | None = Field(description="None: no interval (one cluster)")

@@ -4,7 +4,7 @@ A run logs each type's roll-up as metric ``type/<type>`` with its interval bound
 it (named by ``metric_names.ci_names``), so the report shows the run's own figures, the
 ones MLflow shows. A type a run logged no metric for (a run from before per-type
 metrics) falls back to the mean of its per-probe table's scores, with the same cluster
-jackknife t interval (``benchmark.stats.cluster_interval``). Next-action answers scored
+jackknife t interval (``benchmark.scoring.stats.cluster_interval``). Next-action answers scored
 against the control's answer get a column of their own, right after ``next_action``.
 """
 
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchmark import metric_names as names
-from benchmark.clusters import PARAM, row_cluster
 from benchmark.probe.models import PROBE_TYPES
 from benchmark.report.load import RunData
 from benchmark.report.paired import Table
-from benchmark.stats import cluster_interval
+from benchmark.scoring import metric_names as names
+from benchmark.scoring.clusters import PARAM, row_cluster
+from benchmark.scoring.stats import cluster_interval
 
 # The per-type table's column of next_action answers scored against the control's answer.
 AGREEMENT_COLUMN = "next_action vs control"

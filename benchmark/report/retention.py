@@ -3,7 +3,7 @@
 When a sweep holds ``policy=none`` (the control arm), each run's retention is
 its mean probe score over the control's on the same probes (paired by probe
 id and question, as the paired differences are), with a 95% interval from the
-paired, clustered ratio (``benchmark.stats.ratio_interval``). A difference
+paired, clustered ratio (``benchmark.scoring.stats.ratio_interval``). A difference
 says how many points a policy loses; retention says what share it keeps,
 which reads the same on any rubric scale.
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from benchmark.clusters import PARAM, coarsest, row_cluster
 from benchmark.report.load import RunData
 from benchmark.report.paired import Table, matched, reference_picker
-from benchmark.stats import ratio_interval
+from benchmark.scoring.clusters import PARAM, coarsest, row_cluster
+from benchmark.scoring.stats import ratio_interval
 
 CONTROL = "none"
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmark import metric_names as names
 from benchmark.report.compare import Comparison
 from benchmark.report.placement import place_labels
 from benchmark.report.plots import DPI, _errors, _pyplot, _save, styles
 from benchmark.report.task_section import correlation_line
+from benchmark.scoring import metric_names as names
 
 IMAGE_KEY = f"{names.TASK_SUCCESS.rpartition('/')[0]}/probe_vs_success"
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from benchmark import metric_names as names
 from benchmark.errors import UserError
+from benchmark.scoring import metric_names as names
 
 
 class TaskPoint(BaseModel):

@@ -2,7 +2,7 @@
 the rank correlation across policies of probe overall and task success, and, per point,
 whether a lost probe fact goes with a failed resume.
 
-Every other interval in the report is a cluster jackknife t (``benchmark.stats``). Not
+Every other interval in the report is a cluster jackknife t (``benchmark.scoring.stats``). Not
 these: Spearman's rho over a handful of policies is a step function of the data bounded
 in [-1, 1], which a jackknife's linear approximation and a t quantile describe badly
 (bounds past 1, or a zero standard error when no left-out cluster changes a rank).

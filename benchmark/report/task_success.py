@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from benchmark import metric_names as names
 from benchmark.report.interval import Interval, metric_interval
 from benchmark.report.load import RunData
 from benchmark.report.task_points import TaskPoint
 from benchmark.report.task_stats import Correlation, Crosstab, loss_vs_failure, rank_correlation
+from benchmark.scoring import metric_names as names
 
 
 class TaskPolicy(BaseModel):

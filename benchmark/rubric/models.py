@@ -19,10 +19,10 @@ from collections.abc import Collection, Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from benchmark.config.validators import MAX_WEIGHT
 from benchmark.probe.models import ProbeType
-from benchmark.validators import MAX_WEIGHT
 
-# Probe types scored by rule, never sent to the judge (benchmark.evaluation).
+# Probe types scored by rule, never sent to the judge (benchmark.run.evaluation).
 JUDGE_FREE_TYPES: frozenset[ProbeType] = frozenset({"next_action"})
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmark import tokens
 from benchmark.summarizer.base import SummaryRequest
 from benchmark.summarizer.sections import EXTRACTORS, Region, kind_of
+from benchmark.text import tokens
 
 EMPTY = "(nothing recorded)"
 INDENT = "  "  # continuation lines of a multi-line item

@@ -10,12 +10,12 @@ that fails after its retries raises, and the pipeline fails that point alone
 
 from __future__ import annotations
 
-from benchmark import tokens
 from benchmark.llm import EndpointUnreachable, LLMError
 from benchmark.llm.connect import RegionStage
 from benchmark.llm.prompting import render_context
 from benchmark.summarizer.base import SummaryRequest
 from benchmark.summarizer.prompts import check_reply, messages
+from benchmark.text import tokens
 
 
 class LLMSummarizer(RegionStage):

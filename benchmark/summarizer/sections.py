@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from benchmark import activity, cues, identifiers
+from benchmark import activity
 from benchmark.activity.files import file_statuses
+from benchmark.text import cues, identifiers
 from benchmark.transcript.models import Message
 
 # First match wins: "All user messages" is about users before anything else, "Open work"

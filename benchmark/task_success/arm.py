@@ -16,12 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmark.config import BenchmarkConfig
+from benchmark.config.schema import BenchmarkConfig
 from benchmark.llm import Endpoint, close_all
 from benchmark.llm.loop import run
-from benchmark.parts import Parts, response_cache
 from benchmark.redaction import redactor_for
-from benchmark.results import PointResult
+from benchmark.run.parts import Parts, response_cache
+from benchmark.run.results import PointResult
 from benchmark.task_success import tau2_env
 from benchmark.task_success.config import RoleConfig
 from benchmark.task_success.report import PointRecord, TaskOutcome, outcome

@@ -1,7 +1,7 @@
 """The arm's numbers: one row per compaction point, and the run metrics over them.
 
-Metrics (``benchmark.metric_names``, ``task/...``): success over the points with
-its cluster jackknife interval (``benchmark.stats``, clustered as the probes are:
+Metrics (``benchmark.scoring.metric_names``, ``task/...``): success over the points with
+its cluster jackknife interval (``benchmark.scoring.stats``, clustered as the probes are:
 ``stats.cluster_by``), the control's success, retention = success / control success
 over the same points (a paired ratio with its interval, as the probes' retention),
 and per resume the turns, tokens and repeated tool calls after the point. A resume
@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from benchmark import metric_names as names
-from benchmark.clusters import cluster_key
-from benchmark.results import PointResult
-from benchmark.stats import cluster_interval, ratio_interval
+from benchmark.run.results import PointResult
+from benchmark.scoring import metric_names as names
+from benchmark.scoring.clusters import cluster_key
+from benchmark.scoring.stats import cluster_interval, ratio_interval
 from benchmark.task_success.runs import ResumeResult
 from benchmark.task_success.session import Session
 

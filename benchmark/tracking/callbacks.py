@@ -80,7 +80,9 @@ class SummarizeSweep(Callback):
 def _sweep_overrides(config: DictConfig) -> list[str]:
     """What the sweeper sweeps, as it reads it: ``hydra.sweeper.params`` (set by an experiment
     config), then the command line, whose overrides win."""
-    from benchmark.sweep_check import sweep_overrides  # unresolved: ${hydra:...} is the job's
+    from benchmark.config.sweep_check import (
+        sweep_overrides,  # unresolved: ${hydra:...} is the job's
+    )
 
     return sweep_overrides(config)
 

@@ -8,7 +8,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from benchmark.validators import NO_ECHO, http_url_problem
+from benchmark.config.validators import NO_ECHO, http_url_problem
 
 # Seconds between system metric samples: MLflow's 10 s would give a 5 s job none.
 # MLFLOW_SYSTEM_METRICS_SAMPLING_INTERVAL, when set, wins.

@@ -8,7 +8,7 @@ from the start, and samples system metrics for the job's span when asked.
 
 from __future__ import annotations
 
-from benchmark.run_record import RunRecord
+from benchmark.run.run_record import RunRecord
 from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.sweep import SweepInfo
 

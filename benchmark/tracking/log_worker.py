@@ -26,11 +26,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from benchmark.errors import UserError
-from benchmark.interrupt import LoggingInterrupted
+from benchmark.run.interrupt import LoggingInterrupted
 from benchmark.tracking.logger_process import encode
 
 if TYPE_CHECKING:
-    from benchmark.run_record import RunRecord
+    from benchmark.run.run_record import RunRecord
     from benchmark.tracking.config import TrackingConfig
     from benchmark.tracking.sweep import SweepInfo
 
@@ -65,7 +65,7 @@ def serve(inp: TextIO, out: TextIO) -> int:
         if opened:
             _answer(out, lambda: _end(message["end"], opened[0]), tracking)
         return code
-    from benchmark.run_record import RunRecord
+    from benchmark.run.run_record import RunRecord
     from benchmark.tracking.sweep import SweepInfo
 
     record = RunRecord.model_validate(message["record"])

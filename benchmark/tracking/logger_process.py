@@ -36,10 +36,10 @@ from typing import Any
 
 import pydantic_core
 
-from benchmark import interrupt
 from benchmark.errors import UserError
-from benchmark.interrupt import LoggingInterrupted
-from benchmark.run_record import RunRecord
+from benchmark.run import interrupt
+from benchmark.run.interrupt import LoggingInterrupted
+from benchmark.run.run_record import RunRecord
 from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.sweep import SweepInfo
 

@@ -16,11 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmark import interrupt
-from benchmark import metric_names as names
-from benchmark.interrupt import LoggingInterrupted
 from benchmark.redaction import scrub_setting
-from benchmark.run_record import RunRecord
+from benchmark.run import interrupt
+from benchmark.run.interrupt import LoggingInterrupted
+from benchmark.run.run_record import RunRecord
+from benchmark.scoring import metric_names as names
 from benchmark.tracking.config import SYSTEM_METRICS_INTERVAL_S, TrackingConfig
 from benchmark.tracking.inputs import log_transcript_inputs
 from benchmark.tracking.mlflow_store import prepare_tracking, store_uri

@@ -21,8 +21,8 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
-from benchmark import interrupt
 from benchmark.errors import UserError
+from benchmark.run import interrupt
 from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.store_check import check_sqlite, open_store, preload, store_lock
 from benchmark.tracking.tracking_uri import (
@@ -131,7 +131,7 @@ def _refused_writes(store: LocalStore) -> Iterator[None]:
 def refused_write(exc: BaseException, store: LocalStore | None) -> UserError | None:
     """``exc`` as one line when it is a write the disk refused (``disk_errors``): with a
     local ``store`` (``local_store(tracking)``), naming its key and folder."""
-    from benchmark import disk_errors
+    from benchmark.run import disk_errors
 
     if store is None:
         return disk_errors.user_error(exc)

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from benchmark import interrupt
+from benchmark.run import interrupt
 
 WAIT_S = 600.0  # the helper gives up on a process that outlives this (it is not ours to end)
 
@@ -44,6 +44,18 @@ def end_active_run(status: str) -> str | None:
     except Exception:  # noqa: BLE001 - the job's line still goes out; the run stays as it was
         return None
     return None if active is None else f"run {active.info.run_id} logged as {status} in {uri}"
+
+
+def mark_killed(uri: str, run_id: str) -> bool:
+    """Mark a run that was logged whole as KILLED (a signal came while it was logged);
+    False when the store refused."""
+    from mlflow import MlflowClient
+
+    try:
+        MlflowClient(tracking_uri=uri).set_terminated(run_id, "KILLED")
+    except Exception:  # noqa: BLE001 - the job's line still goes out; the run stays as it was
+        return False
+    return True
 
 
 def hold(uri: str, run_id: str, parent: str | None = None) -> None:

@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from benchmark import disk_errors
 from benchmark.errors import UserError
+from benchmark.run import disk_errors
 from benchmark.tracking.tracking_uri import DB_NAME as DB_NAME
 from benchmark.tracking.tracking_uri import LocalStore
 

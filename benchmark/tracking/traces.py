@@ -26,7 +26,7 @@ from typing import Any
 
 from benchmark.llm.untrusted import data_of
 from benchmark.llm.usage import CallRecord
-from benchmark.run_record import RunRecord
+from benchmark.run.run_record import RunRecord
 from benchmark.tracking.trace_requests import shown_request
 from benchmark.tracking.trace_writer import Node, TraceSpec, write_traces
 

@@ -146,7 +146,7 @@ def _check_sqlite_uri(uri: str) -> None:
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
         raise UserError(f"{KEY}: the SQLite file's folder {folder} {what}; create it first")
-    from benchmark.config_checks import check_name_lengths, check_writable
+    from benchmark.config.checks import check_name_lengths, check_writable
 
     check_writable("tracking.uri", folder)
     lock = f".{Path(path).name}.lock"  # the longest name the store adds beside it

@@ -17,7 +17,7 @@ import time
 from typing import Any
 from urllib.parse import quote
 
-from benchmark import metric_names as names
+from benchmark.scoring import metric_names as names
 from benchmark.tracking.sweep_parent import PARENT_RUN_TAG
 
 VIEW_TAG_PREFIX = "mlflow.sharedViewState."

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from benchmark.validators import Seed
+from benchmark.config.validators import Seed
 
 # Generated sessions: past these a job runs for hours (about 1.5 min per million tokens).
 MAX_GENERATED_SESSIONS = 1_000

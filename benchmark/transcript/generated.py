@@ -22,9 +22,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from benchmark import tokens
 from benchmark.redaction import Redactor
-from benchmark.storage import SESSION_DIR, entry_key, entry_path, source_digest, write_atomic
+from benchmark.run.storage import SESSION_DIR, entry_key, entry_path, source_digest, write_atomic
+from benchmark.text import tokens
 from benchmark.transcript.models import Transcript
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from benchmark import tokens
+from benchmark.text import tokens
 
 Role = Literal["system", "user", "assistant", "tool"]
 

@@ -1,0 +1,391 @@
+"""The job loop, stage by stage: a reader can follow it top to bottom.
+
+transcripts -> compaction points -> probes (region only) -> policy.compact ->
+answerer (compacted context only) -> judge (blind) -> rubric roll-up.
+The parts come from ``benchmark.run.parts``; compaction and the probes in flight are
+run by ``benchmark.run.scheduling``; each probe is evaluated by ``benchmark.run.evaluation``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import wait as futures_wait
+from typing import Any
+
+from benchmark.config.schema import BenchmarkConfig
+from benchmark.errors import UserError
+from benchmark.judge.measured import not_measured
+from benchmark.llm import close_all
+from benchmark.llm.loop import cancel_all
+from benchmark.llm.prompting import forget_prepared, prepare_render
+from benchmark.probe.extract import why_no_probes
+from benchmark.probe.models import Probe
+from benchmark.probe.next_action import skip_reason
+from benchmark.probe.repeats import FirstAsked
+from benchmark.probe.set_cache import load_or_generate
+from benchmark.redaction import redactor_for
+from benchmark.run import interrupt
+from benchmark.run.compaction import CompactionConfig, CompactionPoint, find_points, head_warning
+from benchmark.run.interrupt import JobInterrupted
+from benchmark.run.parts import Parts, build_parts
+from benchmark.run.progress import JobProgress
+from benchmark.run.results import JobResult, PointResult
+from benchmark.run.scheduling import (
+    ProbeScheduler,
+    ScheduledPoint,
+    compact_point,
+    failed_future,
+    stage_error,
+)
+from benchmark.scoring.clusters import shared_task_warning
+from benchmark.scoring.survival import ContextFacts
+from benchmark.transcript.manifest import TranscriptManifest
+from benchmark.transcript.models import Message, Transcript
+from benchmark.transcript.sources import TranscriptStream
+
+log = logging.getLogger(__name__)
+
+
+def run_job(
+    config: BenchmarkConfig,
+    parts: Parts | None = None,
+    sink: Callable[[PointResult], PointResult] | None = None,
+) -> JobResult:
+    """Compact point by point on this thread; then answer and judge every probe concurrently.
+
+    Transcripts stream in one at a time (``TranscriptStream``) and are let go once their
+    points are prepared. With LLM stages, probe extraction and compaction (CPU) run
+    first, for every point; only then are all probes scheduled, so the LLM loop runs at
+    the speed of the network with no CPU-bound stage competing for the interpreter, and
+    each probe's judgment starts when its own answer is in (no barrier between stages).
+    Offline stages run inline, transcript by transcript, so only one transcript's
+    contexts are held at a time. Results are
+    collected in schedule order, so the outcome does not depend on timing.
+    A probe repeated at a later point of its session is asked once; each probe
+    records its facts' survival in the context, and with ``control=true`` its
+    answer and judgment from the uncompacted session too. Ctrl-C cancels the calls in
+    flight and raises ``JobInterrupted`` holding the probes finished so far.
+    Each point, once all its probes are in, goes through ``sink`` (``RunFiles.point``:
+    written to files, kept lean), so the job does not hold every context and reply.
+    """
+    parts = parts or build_parts(config)
+    job = _Job(config, parts, sink)
+    try:
+        job.run()
+    except KeyboardInterrupt:
+        interrupt.arm_second()  # a second signal now ends at once
+        raise JobInterrupted(job.stop()) from None
+    finally:
+        close_all()
+        forget_prepared()
+    return job.result(job.points)
+
+
+class _Job:
+    """One job's state as it runs, so that Ctrl-C at any moment leaves what was done."""
+
+    def __init__(
+        self,
+        config: BenchmarkConfig,
+        parts: Parts,
+        sink: Callable[[PointResult], PointResult] | None = None,
+    ) -> None:
+        self.config = config
+        self.parts = parts
+        self.sink = sink or (lambda point: point)
+        self.stream: TranscriptStream | None = None
+        self.unmeasured = not_measured(config.rubric, parts.judge, parts.answerer)
+        self.first_asked = FirstAsked()
+        self.pending: list[ScheduledPoint] = []
+        self.points: list[PointResult] = []
+        self.render_ahead = False  # LLM stages: render each context before the calls start
+
+    def run(self) -> None:
+        config, parts = self.config, self.parts
+        log.info("loading transcripts")
+        self.stream = TranscriptStream(config.transcript, redactor_for(config), config.cache_path)
+        scheduler = ProbeScheduler(
+            parts,
+            config.rubric,
+            config.execution.max_probes_in_flight,
+            rollup=config.rubric.without(self.unmeasured),
+            policy=config.policy.name,
+        )
+        arms = 2 if config.control else 1
+        self.render_ahead = scheduler.concurrent
+        compacts = _Compacts(config.compaction)
+        prepared = [0, 0]  # points, probes
+        with JobProgress(parts.ledger, config.execution.progress) as progress:
+            # One transcript at a time, let go once its points are prepared. LLM stages: CPU
+            # first, every point's probes and compacted context with no call in flight, so
+            # the CPU work never starves the LLM loop; then every probe at once. Offline
+            # stages run inline: each transcript's points are evaluated and written (their
+            # contexts let go) before the next transcript loads.
+            for transcript in self.stream:
+                start = len(self.pending)
+                self._prepare(transcript, compacts(transcript), progress, arms)
+                del transcript  # the points hold what they need of it
+                fresh = self.pending[start:]
+                prepared[0] += len(fresh)
+                prepared[1] += sum(len(s.probes) for s in fresh)
+                if not scheduler.concurrent:
+                    for scheduled in fresh:
+                        self._submit(scheduled, scheduler, progress)
+                    self.collect(wait=False)
+            compacts.check()
+            log.info("loaded %d transcript(s)", len(self.stream.files))
+            log.info("prepared %d probe(s) at %d point(s)", prepared[1], prepared[0])
+            for scheduled in self.pending:
+                if not scheduled.compaction_tried:
+                    self._submit(scheduled, scheduler, progress)
+            # Every call lands before the points' files are written: writing holds the
+            # interpreter, which the LLM loop needs while calls are in flight.
+            futures_wait([f for s in self.pending for f in (*s.futures, *s.controls)])
+            self.collect(wait=True)
+        log.info("evaluated %d probe(s)", sum(len(p.probes) for p in self.points))
+        skipped = Counter(p.next_action_skipped for p in self.points if p.next_action_skipped)
+        if skipped:
+            reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(skipped.items()))
+            log.info("next_action: %d point(s) without a probe (%s)", skipped.total(), reasons)
+
+    def collect(self, wait: bool) -> None:
+        """Move the points whose probes are all in (``wait``: every point) from ``pending``
+        through the sink into ``points``, in schedule order. A point stays pending until
+        its result is in, so Ctrl-C while waiting for it leaves it to ``stop``."""
+        while self.pending and (wait or _settled(self.pending[0])):
+            point = self.pending[0].result(self.config)
+            self.pending.pop(0)
+            self.points.append(self.sink(point))
+
+    def _prepare(
+        self,
+        transcript: Transcript,
+        transcript_points: list[CompactionPoint],
+        progress: JobProgress,
+        arms: int,
+    ) -> None:
+        """One transcript's points, in order: probes, compacted context, facts' survival."""
+        config, parts = self.config, self.parts
+        previous: tuple[CompactionPoint, list[Message]] | None = None
+        made = 0  # probes from this transcript, plus points skipped with a warning
+        for point in transcript_points:
+            probes, writer_error = _probes(config, transcript, point, parts)
+            probes = self.first_asked(probes)
+            made += len(probes) + (writer_error is not None)
+            progress.add(len(probes) * arms)
+            scheduled = ScheduledPoint(
+                point,
+                [],
+                [],
+                [],
+                [],
+                probe_writer_error=writer_error,
+                next_action_skipped=_next_action_skipped(config, transcript, point),
+                probes=probes,
+            )
+            # The control arm (control=true) asks the same probes of the uncompacted session;
+            # without it, a next_action probe is answered from it inside its evaluation.
+            scheduled.uncompacted = transcript.messages[: point.end]
+            self.pending.append(scheduled)  # from here on, Ctrl-C accounts for it
+            try:
+                context = compact_point(config, transcript, point, parts.policy, previous)
+            except UserError:
+                raise
+            except Exception as exc:  # recorded per probe, never scored
+                error = stage_error("compaction failed", exc)
+                log.warning(
+                    "%s point %d: %s; its %d probe(s) are counted as failed",
+                    transcript.id,
+                    point.ordinal,
+                    error,
+                    len(probes),
+                )
+                scheduled.compaction_error = error
+                scheduled.survival = [None] * len(probes)
+                previous = None  # the next point compacts from the raw session
+                continue
+            facts = ContextFacts(context, scheduled.uncompacted)
+            if self.render_ahead:
+                prepare_render(context)
+            scheduled.context = context
+            scheduled.survival = [facts.survival(p) for p in probes]
+            previous = (point, context)
+        _warn_no_probes(transcript, transcript_points, config, made)
+
+    def _submit(
+        self, scheduled: ScheduledPoint, scheduler: ProbeScheduler, progress: JobProgress
+    ) -> None:
+        """A prepared point's probes (and their control arm) onto the LLM loop."""
+        probes, uncompacted = scheduled.probes, scheduled.uncompacted
+        if self.config.control and uncompacted is not None:
+            scheduled.controls = [
+                scheduler.submit(p, uncompacted, progress, arm="control") for p in probes
+            ]
+        if scheduled.compaction_error is not None:
+            error = scheduled.compaction_error
+            scheduled.futures = [failed_future(p, error, progress) for p in probes]
+        else:
+            own = None if self.config.control else uncompacted  # the control answer, in-probe
+            scheduled.futures = [
+                scheduler.submit(p, scheduled.context, progress, uncompacted=own) for p in probes
+            ]
+        scheduled.compaction_tried = True
+
+    def stop(self) -> JobResult:
+        """After Ctrl-C: cancel the calls in flight and keep the probes that finished.
+
+        A probe counts as finished when its result (and its control arm's) was in
+        before the cancel; the rest are ``unfinished_probes``. A point that was not
+        compacted yet is left out (its probes are unfinished).
+        """
+        for s in self.pending:
+            for future in (*s.futures, *s.controls):
+                future.cancel()  # False once done: then its result stands
+        cancel_all()
+        points, unfinished = list(self.points), 0
+        for s in self.pending:
+            point, missing = s.partial(self.config)
+            unfinished += missing
+            if point is not None:
+                points.append(self.sink(point))
+        return self.result(points, interrupted=True, unfinished=unfinished)
+
+    def result(
+        self, points: list[PointResult], interrupted: bool = False, unfinished: int = 0
+    ) -> JobResult:
+        parts, stream = self.parts, self.stream
+        return JobResult(
+            policy=self.config.policy.name,
+            transcripts=stream.ids if stream else [],
+            inputs=warn_shared_tasks(stream.manifest, self.config.stats.cluster_by)
+            if stream
+            else None,
+            cluster_by=self.config.stats.cluster_by,
+            rubric=self.config.rubric,
+            context_window=self.config.compaction.context_window,
+            not_measured=self.unmeasured,
+            points=points,
+            repeated_probes=self.first_asked.repeated,
+            usage={
+                **parts.ledger.metrics(),
+                **({"probes/dropped": parts.writer.dropped} if parts.writer else {}),
+            },
+            judge_records=[r for p in points for r in judge_records(p)],
+            calls=parts.ledger.calls(),
+            interrupted=interrupted,
+            unfinished_probes=unfinished,
+        )
+
+
+def warn_shared_tasks(manifest: TranscriptManifest, cluster_by: str) -> TranscriptManifest:
+    """The manifest, with a warning (logged once) when transcripts share a task while
+    clustered apart: their intervals are too narrow."""
+    warning = shared_task_warning(manifest.tasks(), cluster_by)
+    if warning is None or warning in manifest.warnings:
+        return manifest
+    log.warning(warning)
+    return manifest.model_copy(update={"warnings": [*manifest.warnings, warning]})
+
+
+def _settled(point: ScheduledPoint) -> bool:
+    """Compacted (or failed to) with every probe's result in: collecting it cannot block."""
+    futures = (*point.futures, *point.controls)
+    return point.compaction_tried and all(f.done() for f in futures)
+
+
+def _probes(
+    config: BenchmarkConfig, transcript: Transcript, point: CompactionPoint, parts: Parts
+) -> tuple[list[Probe], str | None]:
+    """The point's probes, and why there are none when the probe writer failed.
+
+    A writer that fails (endpoint down, replies it cannot use) skips its point,
+    with the reason logged and counted; the extractor failing is a bug and raises.
+    """
+    try:
+        probes = load_or_generate(
+            transcript, point, config.probe, config.cache_path, writer=parts.writer
+        )
+    except UserError:
+        raise
+    except Exception as exc:
+        if parts.writer is None:
+            raise
+        error = stage_error("probe writer failed", exc)
+        log.warning(
+            "%s point %d: %s; no probes from this point", transcript.id, point.ordinal, error
+        )
+        return [], error
+    return probes, None
+
+
+def _next_action_skipped(
+    config: BenchmarkConfig, transcript: Transcript, point: CompactionPoint
+) -> str | None:
+    """Why the point has no next-action probe when ``probe.types`` asks for one."""
+    if "next_action" not in config.probe.types:
+        return None
+    return skip_reason(transcript, point)
+
+
+class _Compacts:
+    """Each transcript's compaction points, as the transcripts stream in. A session too
+    short to compact gives no probes: a warning, or an error (``check``, once all are in)
+    when no session compacts at all."""
+
+    def __init__(self, config: CompactionConfig) -> None:
+        self.config = config
+        self.trigger = int(config.context_window * config.trigger_ratio)
+        self.compacting = 0
+        self.longest: tuple[int, str] | None = None  # (tokens, id) of the longest session
+
+    def __call__(self, transcript: Transcript) -> list[CompactionPoint]:
+        found = find_points(transcript, self.config)
+        warning = head_warning(transcript, self.config)
+        if warning is not None:
+            log.warning("%s: %s", source_name(transcript), warning)
+        tokens = transcript.total_tokens
+        if self.longest is None or tokens > self.longest[0]:
+            self.longest = (tokens, transcript.id)
+        if found:
+            self.compacting += 1
+        else:
+            log.warning(
+                "transcript %r: %d tokens never pass the compaction trigger (%d tokens = "
+                "compaction.context_window x compaction.trigger_ratio): no probes from it",
+                transcript.id,
+                tokens,
+                self.trigger,
+            )
+        return found
+
+    def check(self) -> None:
+        if not self.compacting and self.longest is not None:
+            tokens, longest = self.longest
+            raise UserError(
+                f"no transcript reaches the compaction trigger ({self.trigger} tokens = "
+                "compaction.context_window x compaction.trigger_ratio; the longest, "
+                f"{longest!r}, has {tokens}): lower compaction.context_window"
+            )
+
+
+def source_name(transcript: Transcript) -> str:
+    """What a warning names: the transcript's file, or its id for a generated session."""
+    source = transcript.source
+    return source if source and not source.startswith("synthetic:") else transcript.id
+
+
+def _warn_no_probes(
+    transcript: Transcript, points: list[CompactionPoint], config: BenchmarkConfig, made: int
+) -> None:
+    """A transcript that compacts but gives no probe is a warning naming it and why."""
+    if points and not made:
+        log.warning(
+            "%s: %s", source_name(transcript), why_no_probes(transcript, points, config.probe)
+        )
+
+
+def judge_records(point: PointResult) -> list[dict[str, Any]]:
+    """The LLM judge's input and raw output per judgment, in probe order, with probe ids."""
+    return [record for r in point.probes for record in r.judge_records()]
