@@ -247,10 +247,12 @@ def test_default_audit_is_about_forty_probes_of_every_type(reference_audit):
 
 
 def readme_figures() -> dict[str, str]:
-    """variant -> the reference judge's agreement, from the README's variant table."""
-    text = (Path(__file__).parents[1] / "README.md").read_text()
-    section = text[text.index("### Auditing the judge") :]
-    section = section[: section.index("\n### ", 5)]
+    """variant -> the reference judge's agreement, from the docs' variant table
+    (docs/answerer-and-judge.md, "Auditing the judge")."""
+    text = (Path(__file__).parents[1] / "docs" / "answerer-and-judge.md").read_text()
+    section = text[text.index("## Auditing the judge") :]
+    end = section.find("\n## ", 5)
+    section = section if end < 0 else section[:end]
     rows = [line.split("|") for line in section.splitlines() if line.startswith("| `")]
     return {row[1].strip().strip("`"): row[-2].strip() for row in rows}
 
