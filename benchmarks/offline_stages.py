@@ -74,7 +74,10 @@ def main() -> None:
         return
     for round_ in range(args.rounds + 1):  # round 0 fills the caches
         cmd = [sys.executable, __file__, "--cache", str(cache), "--round", str(round_ or -1)]
-        subprocess.run([*cmd, "--", *args.overrides], check=True)
+        done = subprocess.run(
+            [*cmd, "--", *args.overrides], check=True, stdout=subprocess.PIPE, text=True
+        )
+        print(done.stdout, end="", flush=True)  # through this process's stdout (--write-docs)
 
 
 def _round(round_: int, cache: Path, overrides: list[str]) -> None:

@@ -11,7 +11,11 @@ command wrote. This script runs the jobs behind them, offline and in this proces
   probes per type, and the scorecard itself;
 - ``swe_agent_ceiling.md``: the control arm (``policy=none``) on the SWE-agent
   trajectories in ``../shared/data/swe-agent`` at the small window the docs use, per
-  probe type (written only where that folder exists).
+  probe type, and ``swe_agent_next_action.md``: which of its points get a next-action
+  probe (both written only where that folder exists);
+- ``sweep_comparison.md`` (with ``--sweep``: a minute or so): the comparison the
+  five-policy offline sweep prints at its end, run as a user runs it (its own process,
+  a fresh store and cache in a temporary folder).
 
 The benchmark scripts' figures (``benchmarks/*.py --write-docs``) go to
 ``docs/figures/benchmarks/``; ``tests/test_docs.py`` checks the default job's snippet
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -106,25 +111,79 @@ def swe_agent_ceiling() -> str | None:
     return (
         f"{HEADER}\n"
         f"`{command}`: {c['transcripts']} trajectories, {c['points']} compaction points, "
-        f"{c['probes']} probes, overall {metrics['headline/overall']:.2f}.\n\n"
+        f"{c['probes']} probes ({c['repeated']} repeats of an earlier point's probe left "
+        f"out), overall {metrics['headline/overall']:.2f}.\n\n"
         f"| probe type | probes | score (0-5) |\n|---|---:|---:|\n{rows}\n"
     )
 
 
-def outputs(cache_dir: Path | None = None) -> dict[Path, str]:
+def swe_agent_next_action() -> str | None:
+    """``docs/figures/swe_agent_next_action.md``: which points get a next-action probe."""
+    if not SWE_AGENT.is_dir():
+        return None
+    overrides = ["policy=none", "transcript=files", f"transcript.path={SWE_AGENT}"]
+    result = run([*overrides, *SWE_AGENT_WINDOW, "probe.types=[next_action]"], None)
+    points = result.points
+    skipped = Counter(p.next_action_skipped for p in points if p.next_action_skipped)
+    asked = {r.probe.transcript_id for r in result.probe_results}
+    files = {p.point.transcript_id for p in points}
+    reasons = ", ".join(f"{n} `{why}`" for why, n in sorted(skipped.items())) or "none"
+    command = "python -m benchmark policy=none transcript=files "
+    command += "transcript.path=../shared/data/swe-agent " + " ".join(SWE_AGENT_WINDOW)
+    return (
+        f"{HEADER}\n"
+        f"`{command} probe.types=[next_action]`: {len(points) - sum(skipped.values())} of "
+        f"{len(points)} points get a next-action probe (skipped: {reasons}); "
+        f"{len(asked)} of {len(files)} files have at least one.\n"
+    )
+
+
+SWEEP = "none,truncate,observation_mask,tool_clear,anchor_index"
+
+
+def sweep_comparison() -> str:
+    """``docs/figures/sweep_comparison.md``: the table a five-policy sweep prints."""
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = ["-m", f"policy={SWEEP}", "report.auto=false"]
+        argv += [f"hydra.sweep.dir={tmp}/multirun", f"cache.dir={tmp}/cache"]
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmark", *argv, f"tracking.store_dir={tmp}/mlruns"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    if done.returncode != 0:
+        raise SystemExit(f"the sweep failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    lines = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Sweep comparison"))
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].strip())
+    table = "\n".join(lines[start:end])
+    return (
+        f"{HEADER.replace('docs_figures.py', 'docs_figures.py --sweep')}\n"
+        f"`python -m benchmark -m policy={SWEEP}` prints at its end:\n\n"
+        f"```text\n{table}\n```\n"
+    )
+
+
+def outputs(cache_dir: Path | None = None, sweep: bool = False) -> dict[Path, str]:
     found = {FIGURES / "default_job.md": default_job(cache_dir)}
     ceiling = swe_agent_ceiling()
     if ceiling is not None:
         found[FIGURES / "swe_agent_ceiling.md"] = ceiling
+        found[FIGURES / "swe_agent_next_action.md"] = swe_agent_next_action() or ""
+    if sweep:
+        found[FIGURES / "sweep_comparison.md"] = sweep_comparison()
     return found
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a snippet is stale")
+    parser.add_argument("--sweep", action="store_true", help="also the five-policy sweep")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        written = outputs(Path(tmp))
+        written = outputs(Path(tmp), args.sweep)
     stale = [p for p, text in written.items() if not p.exists() or p.read_text() != text]
     if args.check:
         if stale:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from docs_schema import (
+    PARTS,
     benchmark_config,
     cell,
     doc_line,
@@ -180,9 +181,12 @@ def render_help() -> str:
         for name, text in options(group):
             mark = "*" if name == chosen else " "
             lines += _wrapped(f"  {mark}{name:<22} ", text)
-    lines += ["", "== Top-level keys (key=value; every key: docs/reference.md) =="]
+    lines += ["", "== Other keys (key=value or key.sub=value; all: docs/reference.md) =="]
     for name, field in root.model_fields.items():
+        if name in GROUPS or name in PARTS:
+            continue  # a group above
         text = field.description or doc_line(_field_model(field)) or ""
+        text = re.split(r"(?<=\.)\s", text, maxsplit=1)[0]  # its first sentence
         lines += _wrapped(f"  {name:<13}", text)
     lines += ["", "== Commands people use most =="]
     lines += [f"  {cmd}\n      {what}" for cmd, what in COMMANDS]
