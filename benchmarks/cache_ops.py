@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import docs_snippet
+
 from benchmark.llm.reply_cache import ResponseCache, request_key
 
 
@@ -42,6 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000, help="operations per measurement")
     parser.add_argument("--threads", type=int, default=8)
+    docs_snippet.option(parser)
     args = parser.parse_args()
 
     # A typical judge reply: a short JSON verdict plus usage counts.
@@ -85,4 +88,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import docs_snippet
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -117,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=2000, help="simulated runs per cell")
     parser.add_argument("--seed", type=int, default=0)
+    docs_snippet.option(parser)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
@@ -142,4 +144,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(docs_snippet.run(main, __file__))

@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import docs_snippet
+
 from benchmark.llm.prompting import render_all
 from benchmark.redaction import build_redactor
 from benchmark.run.compaction import CompactionConfig, find_points
@@ -54,6 +56,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=270_000)
     parser.add_argument("--window", type=int, default=200_000)
     parser.add_argument("--cache", type=Path, default=None)
+    docs_snippet.option(parser)
     args = parser.parse_args()
     transcript, _ = load_or_generate(
         session_seed(0, 0), args.tokens, "synthetic-s0-0", build_redactor(), args.cache
@@ -87,4 +90,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import docs_snippet
+
 from benchmark.transcript.formats import import_file
 
 _ID = re.compile(r'(":\s*"(?:call_|toolu_))')  # a call id value: made unique per repeat
@@ -77,6 +79,7 @@ def _json_floor(path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=float, default=10)
+    docs_snippet.option(parser)
     args = parser.parse_args()
     target = int(args.mb * 2**20)
     print(
@@ -99,4 +102,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

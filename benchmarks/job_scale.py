@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import docs_snippet
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -61,6 +63,7 @@ def main() -> None:
     parser.add_argument("--factor", type=int, default=10, help="the large job has factor x N")
     parser.add_argument("--repeat", type=int, default=1, help="runs per size and warmth (best)")
     parser.add_argument("overrides", nargs="*", help="more job overrides, e.g. policy=truncate")
+    docs_snippet.option(parser)
     args = parser.parse_args()
 
     sizes = (args.sessions, args.sessions * args.factor)
@@ -105,4 +108,4 @@ def _reset(folder: Path) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

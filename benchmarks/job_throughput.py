@@ -31,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import docs_snippet
 from rich.console import Console
 from rich.table import Table
 
@@ -151,6 +152,7 @@ def main() -> None:
     )
     parser.add_argument("--concurrency", type=int, default=64, help="max_concurrency of both")
     parser.add_argument("--peer", action="store_true", help="also run inspect_ai's equivalent")
+    docs_snippet.option(parser)
     args = parser.parse_args()
     console = Console(width=max(Console().width, 110))
 
@@ -219,4 +221,4 @@ def _ok(passed: bool) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import docs_snippet
 from rich.console import Console
 from rich.table import Table
 
@@ -241,6 +242,7 @@ def main() -> None:
     parser.add_argument("--seq-calls", type=int, default=128, help="workload of (b)")
     parser.add_argument("--probes", type=int, default=320, help="probes of (e)")
     parser.add_argument("--no-pipeline", action="store_true", help="skip (e)")
+    docs_snippet.option(parser)
     args = parser.parse_args()
 
     rows: list[Row] = []
@@ -264,4 +266,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

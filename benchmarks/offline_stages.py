@@ -27,12 +27,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import docs_snippet
 from hydra import compose, initialize_config_dir
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 # (module, class or None, function, stage): what is timed, by the stage it belongs to.
 STAGES = [
-    ("benchmark.run.pipeline", None, "load_transcripts", "sessions (cache)"),
+    ("benchmark.transcript.sources", None, "load_or_generate", "sessions (cache)"),
     ("benchmark.run.pipeline", None, "load_or_generate", "probe sets (cache)"),
     ("benchmark.run.pipeline", None, "compact_point", "compaction"),
     ("benchmark.answerer.extractive", "ExtractiveAnswerer", "answer", "answering"),
@@ -65,6 +66,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="warm rounds")
     parser.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("overrides", nargs="*", help="Hydra overrides after --")
+    docs_snippet.option(parser)
     args = parser.parse_args()
     cache = args.cache or Path(tempfile.mkdtemp(prefix="offline_stages_"))
     if args.round:  # one round, in this process
@@ -72,7 +74,10 @@ def main() -> None:
         return
     for round_ in range(args.rounds + 1):  # round 0 fills the caches
         cmd = [sys.executable, __file__, "--cache", str(cache), "--round", str(round_ or -1)]
-        subprocess.run([*cmd, "--", *args.overrides], check=True)
+        done = subprocess.run(
+            [*cmd, "--", *args.overrides], check=True, stdout=subprocess.PIPE, text=True
+        )
+        print(done.stdout, end="", flush=True)  # through this process's stdout (--write-docs)
 
 
 def _round(round_: int, cache: Path, overrides: list[str]) -> None:
@@ -115,4 +120,4 @@ class _Digest:
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

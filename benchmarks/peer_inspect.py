@@ -34,6 +34,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import docs_snippet
+
 TASK_FILE = Path(__file__).resolve().with_name("peer_task.py")
 DEFAULT_PYTHON = Path("/work/inspect-venv/bin/python")
 SAMPLES_PER_CONTEXT = 45  # a job's 540 probes over 12 compaction points
@@ -254,6 +256,7 @@ def main() -> None:
     parser.add_argument(
         "--log-samples", action="store_true", help="inspect logs samples and events (its default)"
     )
+    docs_snippet.option(parser)
     args = parser.parse_args()
 
     from benchmark.stub import serve_in_subprocess
@@ -289,4 +292,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

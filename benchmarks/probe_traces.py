@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import docs_snippet
 from rich.console import Console
 from rich.table import Table
 
@@ -31,6 +32,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, nargs="+", default=[12, 34])
     parser.add_argument("--repeat", type=int, default=2)
+    docs_snippet.option(parser)
     args = parser.parse_args()
     logging_s: dict[tuple[int, bool], list[float]] = {}
     stores: dict[tuple[int, bool], list[int]] = {}
@@ -96,4 +98,4 @@ def _job(folder: Path, sessions: int, traced: bool, name: str):
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

@@ -20,6 +20,8 @@ import argparse
 import asyncio
 import time
 
+import docs_snippet
+
 from benchmark.llm import Endpoint, UsageLedger, close_all
 from benchmark.llm.loop import run
 from benchmark.stub import serve_in_subprocess
@@ -52,6 +54,7 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=64)
     parser.add_argument("--resumes", type=int, default=256)
     parser.add_argument("--tasks", default="retail/11,retail/20,mock/create_task_1")
+    docs_snippet.option(parser)
     args = parser.parse_args()
 
     refs = [r.partition("/") for r in args.tasks.split(",")]
@@ -110,4 +113,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import docs_snippet
 import yaml
 
 from benchmark.answerer import ExtractiveAnswerer
@@ -55,6 +56,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=default["sessions"])
     parser.add_argument("--target-tokens", type=int, default=default["target_tokens"])
     parser.add_argument("--policies", choices=("anchor_index", "all"), default="anchor_index")
+    docs_snippet.option(parser)
     args = parser.parse_args()
 
     rubric = Rubric.model_validate(yaml.safe_load((CONF / "rubric" / "seed.yaml").read_text()))
@@ -112,4 +114,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

@@ -21,6 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import docs_snippet
 from rich.console import Console
 from rich.table import Table
 
@@ -39,6 +40,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=34)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--root", type=Path, action="append", default=[], help="another checkout")
+    docs_snippet.option(parser)
     args = parser.parse_args()
     roots = [ROOT, *(r.resolve() for r in args.root)]
     logging_s: dict[tuple[Path, bool], list[float]] = {}
@@ -97,4 +99,4 @@ def _argv(base_url: str, folder: Path, sessions: int, traced: bool) -> list[str]
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import docs_snippet
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # The instrumented run: the real entry point, with CPU-time marks around each phase.
@@ -46,7 +48,7 @@ WRAP = [
     ("benchmark.config.schema", "validate", "validate"),
     ("benchmark.tracking.mlflow_store", "prepare_tracking", "tracking store ready (MLflow)"),
     ("benchmark.tracking.mlflow_store", "check_tracking", "tracking store checked (no MLflow)"),
-    ("benchmark.run.pipeline", "load_transcripts", "sessions (cache)"),
+    ("benchmark.transcript.sources", "load_or_generate", "sessions (cache)"),
     ("benchmark.run.pipeline", "load_or_generate", "probe sets (cache)"),
     ("benchmark.run.pipeline", "compact_point", "compaction"),
     ("benchmark.run.job", "run_job", "answer + judge + survival"),
@@ -124,6 +126,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warm", type=int, default=3, help="warm runs after the cold one")
     parser.add_argument("--keep", action="store_true", help="keep the working directory")
+    docs_snippet.option(parser)
     args = parser.parse_args()
     py = sys.executable
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -173,4 +176,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    docs_snippet.run(main, __file__)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import threading
 from collections import Counter
 from pathlib import Path
@@ -247,10 +248,12 @@ def test_default_audit_is_about_forty_probes_of_every_type(reference_audit):
 
 
 def readme_figures() -> dict[str, str]:
-    """variant -> the reference judge's agreement, from the README's variant table."""
-    text = (Path(__file__).parents[1] / "README.md").read_text()
-    section = text[text.index("### Auditing the judge") :]
-    section = section[: section.index("\n### ", 5)]
+    """variant -> the reference judge's agreement, from the docs' variant table
+    (docs/answerer-and-judge.md, "Auditing the judge")."""
+    text = (Path(__file__).parents[1] / "docs" / "answerer-and-judge.md").read_text()
+    section = text[text.index("## Auditing the judge") :]
+    end = section.find("\n## ", 5)
+    section = section if end < 0 else section[:end]
     rows = [line.split("|") for line in section.splitlines() if line.startswith("| `")]
     return {row[1].strip().strip("`"): row[-2].strip() for row in rows}
 
@@ -262,6 +265,14 @@ def test_reference_judge_scores_each_variant_as_the_readme_says(reference_audit)
     got = {v: f"{m.by_variant[v].agreement:.1%}" for v in VARIANTS}
     print("reference judge per variant:", got)
     assert got == figures
+    # The prose under the table types the same run's totals and its shortfalls: they too.
+    text = (Path(__file__).parents[1] / "docs" / "answerer-and-judge.md").read_text()
+    totals = re.search(r"\(([\d,]+) counted\s+judgments, ([\d.]+%) overall", text)
+    assert totals, "the docs' audit totals line"
+    assert totals[1].replace(",", "") == str(m.judgments)
+    assert totals[2] == f"{m.agreement:.1%}"
+    for variant, figure in re.findall(r"^- `(\w+)` ([\d.]+%)", text, re.M):
+        assert got[variant] == figure, variant
     assert m.consistency == 1.0 and m.consistency_std == 0.0
     assert m.verbosity_inflation == 0.0 and m.verbosity_delta == 0.0
     assert m.failures == 0

@@ -36,7 +36,7 @@ class AuditConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["judge"] = "judge"
+    kind: Literal["judge"] = Field("judge", description="what is audited: the judge")
     sessions: int = Field(2, gt=0, le=MAX_GENERATED_SESSIONS, description="generated sessions")
     target_tokens: int = Field(
         40_000, gt=1000, le=MAX_GENERATED_TOKENS, description="length of each generated session"
@@ -50,7 +50,9 @@ class AuditConfig(BaseModel):
         2, gt=0, le=MAX_AUDIT_ITEMS, description="first compaction points used per session"
     )
     per_type: int = Field(3, gt=0, le=MAX_AUDIT_ITEMS, description="probes per type per point")
-    variants: list[Variant] = Field(default_factory=lambda: list(VARIANTS))
+    variants: list[Variant] = Field(
+        default_factory=lambda: list(VARIANTS), description="answer variants written per probe"
+    )
     samples: int = Field(
         3, gt=0, le=MAX_SAMPLES, description="separate judge requests per item (consistency)"
     )

@@ -60,8 +60,10 @@ class ComponentConfig(BaseModel):
 
     targets: ClassVar[Mapping[str, type[Settings]]] = {}
 
-    name: str = Field(min_length=1)
-    target: str = Field(alias="_target_", min_length=1)
+    name: str = Field(min_length=1, description="label of the part (run names, tags)")
+    target: str = Field(
+        alias="_target_", min_length=1, description="the class built, as module.Class"
+    )
 
     @property
     def kwargs(self) -> dict[str, Any]:

@@ -73,9 +73,11 @@ Objective = Literal["overall", "score_per_kilotoken"]
 
 
 class BenchmarkConfig(BaseModel):
+    """The whole job: every group of ``conf/`` and the top-level keys, validated."""
+
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    seed: Seed = 0
+    seed: Seed = Field(0, description="master seed: generated sessions and probe selection")
     objective: Objective = Field(
         "overall",
         description="what a job returns to a Hydra sweeper (`objective_value` in __main__)",

@@ -37,18 +37,20 @@ _READ_TIMEOUT = "read timeout: longest wait for the reply once sent (queue time 
 
 
 class Endpoint(BaseModel):
+    """One OpenAI-compatible endpoint: model, server, key variable, prices and limits."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field(min_length=1, description="label of this endpoint (config option name)")
-    model: str = Field(min_length=1)
+    model: str = Field(min_length=1, description="model name sent with each request")
     base_url: str | None = Field(None, description="None = the SDK's default (api.openai.com)")
     api_key_env: str | None = Field(
         "OPENAI_API_KEY",
         min_length=1,
         description="environment variable holding the key; None = no key",
     )
-    temperature: float = Field(0.0, ge=0, le=2)
-    max_tokens: int = Field(1024, gt=0, le=10_000_000)
+    temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature")
+    max_tokens: int = Field(1024, gt=0, le=10_000_000, description="reply budget per call")
     price_input_per_1m: float = Field(
         0.0, ge=0, le=MAX_PRICE, description="USD per 1M input tokens"
     )

@@ -16,7 +16,9 @@ class ProbeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    types: list[ProbeType] = Field(default_factory=lambda: list(SEED_TYPES))
+    types: list[ProbeType] = Field(
+        default_factory=lambda: list(SEED_TYPES), description="probe types asked at each point"
+    )
     per_type: int = Field(
         8, gt=0, le=10_000, description="max probes per type per compaction point"
     )

@@ -27,7 +27,7 @@ class RedactionConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    enabled: bool = True
+    enabled: bool = Field(True, description="false: transcripts are not redacted")
     builtin: Literal["all"] | list[str] = Field(
         "all", description="which built-in detectors run: all, or a list of their names"
     )

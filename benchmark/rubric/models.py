@@ -27,9 +27,11 @@ JUDGE_FREE_TYPES: frozenset[ProbeType] = frozenset({"next_action"})
 
 
 class Rubric(BaseModel):
+    """Dimensions of weighted criteria, the scale, and which criteria each probe type gets."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    name: str
+    name: str = Field(description="label in the scorecard and the run's rubric tag")
     scale_max: int = Field(5, gt=0, le=1000, description="criterion scores run from 0 to scale_max")
     dimensions: dict[str, dict[str, float]] = Field(
         description="dimension -> {criterion: weight}", min_length=1

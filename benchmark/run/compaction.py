@@ -45,10 +45,16 @@ HeadMessages = Annotated[
 
 
 class CompactionConfig(BaseModel):
+    """Where a session compacts: the window it is replayed against, and what is protected."""
+
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    context_window: int = Field(200_000, gt=0, le=MAX_TOKENS)
-    trigger_ratio: float = Field(0.8, gt=0, le=1)
+    context_window: int = Field(
+        200_000, gt=0, le=MAX_TOKENS, description="tokens the session is replayed against"
+    )
+    trigger_ratio: float = Field(
+        0.8, gt=0, le=1, description="compact when the live context passes this share of it"
+    )
     head_messages: HeadMessages = Field(
         "auto",
         description="protected first messages: auto = system/developer prelude, harness-injected "
@@ -57,7 +63,9 @@ class CompactionConfig(BaseModel):
     tail_tokens: int = Field(
         20_000, ge=0, le=MAX_TOKENS, description="token budget of the protected tail"
     )
-    points: Literal["all", "last"] = "all"
+    points: Literal["all", "last"] = Field(
+        "all", description="evaluate every compaction point, or only the last"
+    )
     replay: Literal["iterative", "independent"] = Field(
         "iterative",
         description="iterative: each compaction sees the previous compacted context plus the "

@@ -13,7 +13,7 @@ class TaskConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    name: str = "tau2"
+    name: str = Field("tau2", description="the task source (tau2-bench)")
     tasks: list[str] = Field(
         min_length=1,
         max_length=10_000,
@@ -57,7 +57,7 @@ class RoleConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    name: str
+    name: str = Field(description="label of the role's option")
     endpoint: dict[str, Any] = Field(description="an LLM endpoint (conf/endpoint/), checked whole")
     scripted: Literal["context", "repeat", "known_info"] | None = Field(
         None,

@@ -25,14 +25,21 @@ class TrackingConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    enabled: bool = True
+    enabled: bool = Field(True, description="false: no MLflow run (tracking=disabled)")
     uri: str | None = Field(
         None,
         description="an MLflow tracking URI (e.g. a shared `mlflow server`); "
         "null: the SQLite store under store_dir",
     )
-    store_dir: str = Field("mlruns", min_length=1)
-    experiment: str = Field("compaction-benchmark", min_length=1, max_length=MAX_EXPERIMENT_CHARS)
+    store_dir: str = Field(
+        "mlruns", min_length=1, description="folder of the SQLite store when uri is null"
+    )
+    experiment: str = Field(
+        "compaction-benchmark",
+        min_length=1,
+        max_length=MAX_EXPERIMENT_CHARS,
+        description="MLflow experiment the runs go to",
+    )
     run_name: str | None = Field(
         None,
         min_length=1,

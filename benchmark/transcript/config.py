@@ -15,15 +15,19 @@ MAX_GENERATED_TOKENS = 2_000_000  # the longest real agent sessions
 
 
 class SyntheticTranscripts(BaseModel):
+    """Generated coding-agent sessions (``conf/transcript/synthetic.yaml``)."""
+
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    kind: Literal["synthetic"]
-    name: str
+    kind: Literal["synthetic"] = Field(description="which source: generated sessions")
+    name: str = Field(description="label in run names (<policy>@<name>)")
     sessions: int = Field(
         1, gt=0, le=MAX_GENERATED_SESSIONS, description="number of generated sessions"
     )
-    seed: Seed = 0
-    target_tokens: int = Field(240_000, gt=1000, le=MAX_GENERATED_TOKENS)
+    seed: Seed = Field(0, description="generation seed (session i: a hash of (seed, i))")
+    target_tokens: int = Field(
+        240_000, gt=1000, le=MAX_GENERATED_TOKENS, description="tokens per generated session"
+    )
 
 
 ImportFormat = Literal["auto", "chat", "swe_agent", "mini_swe_agent", "claude_code", "codex"]
@@ -34,8 +38,8 @@ class FileTranscripts(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    kind: Literal["files"]
-    name: str
+    kind: Literal["files"] = Field(description="which source: agent logs on disk")
+    name: str = Field(description="label in run names (<policy>@<name>)")
     path: str | list[str] = Field(description="a file, a glob or a folder, or a list of them")
     format: ImportFormat = Field("auto", description="auto: detected from each file's content")
     on_error: Literal["skip", "fail"] = Field(
