@@ -1,7 +1,8 @@
 """Sessions made by running the agent with no compaction, and resumes at a point.
 
 Both are coroutines on the shared LLM loop (:mod:`benchmark.llm.loop`); the
-environment's rebuild, its tool calls and the evaluator run in threads.
+environment's rebuild and the evaluator run in threads (tool calls too, unless the
+environment is a cheap copy-on-write one: :mod:`benchmark.task_success.cow`).
 A generated session is cached by content (the task, both endpoints, the step cap,
 the seed and the prompts' version) under ``cache.dir``: a rerun makes no call.
 """
@@ -12,6 +13,7 @@ import asyncio
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +37,25 @@ class Players:
     user: Role
 
 
+@cache
+def _agent_system(domain: str) -> str:
+    return agent_system(domain, tau2_env.policy(domain), tau2_env.tool_schemas(domain))
+
+
 def systems(domain: str, task: Any) -> tuple[str, str]:
-    """The agent's and the customer's system prompts for ``task``."""
-    agent = agent_system(domain, tau2_env.policy(domain), tau2_env.tool_schemas(domain))
-    return agent, user_system(domain, f"{domain}/{task.id}", scenario_text(task))
+    """The agent's and the customer's system prompts for ``task`` (the agent's, the same
+    for a whole domain, is built once: every resume asks for it on the LLM loop)."""
+    return _agent_system(domain), user_system(domain, f"{domain}/{task.id}", scenario_text(task))
+
+
+def _replayed(domain: str, task: Any, turns: list[Turn]) -> Any:
+    """The environment after ``turns`` (converted here, in the caller's thread)."""
+    return tau2_env.replay(domain, task, tau2_messages(turns))
+
+
+def _scored(domain: str, task: Any, turns: list[Turn], env: Any, ended: bool) -> float:
+    """tau2's reward of ``turns`` (converted here, in the caller's thread)."""
+    return tau2_env.reward(domain, task, tau2_messages(turns), env, ended)
 
 
 def session_key(domain: str, task: Any, players: Players, max_steps: int, seed: int) -> str:
@@ -75,9 +92,7 @@ async def generate(
     env = await asyncio.to_thread(tau2_env.replay, domain, task, [])
     conv = Conversation(domain, task, env, [], [])
     await converse(conv, players.agent, players.user, *systems(domain, task), max_steps)
-    value = await asyncio.to_thread(
-        tau2_env.reward, domain, task, tau2_messages(conv.turns), env, conv.ended
-    )
+    value = await asyncio.to_thread(_scored, domain, task, list(conv.turns), env, conv.ended)
     session = Session(
         domain=domain, task_id=task.id, turns=conv.turns, reward=value, ended=conv.ended
     )
@@ -124,7 +139,7 @@ async def resume(
     domain = session.domain
     given = list(session.turns[:end])
     try:
-        env = await asyncio.to_thread(tau2_env.replay, domain, task, tau2_messages(given))
+        env = await asyncio.to_thread(_replayed, domain, task, given)
     except ValueError as exc:  # the log's tool results do not replay: not this task's state
         return ResumeResult(error=f"replay failed: {str(exc).splitlines()[0][:200]}")
     conv = Conversation(domain, task, env, given, list(context), start=end)
@@ -132,9 +147,7 @@ async def resume(
         await converse(conv, players.agent, players.user, *systems(domain, task), max_steps)
     except LLMError as exc:
         return ResumeResult(steps=conv.steps, tokens=conv.tokens, error=str(exc)[:300])
-    value = await asyncio.to_thread(
-        tau2_env.reward, domain, task, tau2_messages(conv.turns), env, conv.ended
-    )
+    value = await asyncio.to_thread(_scored, domain, task, list(conv.turns), env, conv.ended)
     return ResumeResult(
         reward=value,
         steps=conv.steps,

@@ -21,6 +21,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from benchmark.errors import UserError
+from benchmark.task_success import cow
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
@@ -31,6 +32,7 @@ EXTRA = "pip install -e '.[tau2]'"
 DOMAINS = ("airline", "retail", "mock")  # mock: tau2's tiny test domain
 REPLAY_DOMAINS = (*DOMAINS, "telecom")  # replayed and scored from logged sessions too
 _LOCK = threading.Lock()
+_FROZEN_LOCK = threading.Lock()  # held while a snapshot is made (which takes _LOCK)
 
 
 def tau2_loaded() -> None:
@@ -65,10 +67,50 @@ def _base_db(domain: str) -> Any:
 
 
 def environment(domain: str, solo_mode: bool = False) -> Environment:
-    """A fresh environment of ``domain`` at its shipped state (a copy of the loaded DB)."""
+    """A fresh environment of ``domain`` at its shipped state (a deep copy of the loaded DB:
+    the straightforward way, which :func:`replay` takes only where ``cow`` cannot share)."""
     with _LOCK:  # one load per domain, even with many threads asking at once
         db = _base_db(domain)
     return _domain(domain).get_environment(db=db.model_copy(deep=True))
+
+
+def _initialization(found: Task) -> tuple[Any, Any]:
+    state = found.initial_state
+    return (state.initialization_data, state.initialization_actions) if state else (None, None)
+
+
+@cache
+def _frozen_locked(domain: str, init_key: str) -> tuple[Any, cow.Tables] | None:
+    from tau2.data_model.tasks import InitialState
+
+    env = environment(domain)
+    if not cow.cow_capable(env):
+        return None
+    state = InitialState.model_validate_json(init_key)
+    env.set_state(state.initialization_data, state.initialization_actions, [])
+    return cow.snapshot(env.tools.db)
+
+
+def _frozen(domain: str, found: Task) -> tuple[Any, cow.Tables] | None:
+    """The database after ``found``'s initialization (data, actions), frozen once per
+    distinct initialization and shared by every environment of it; None: not shareable."""
+    data, actions = _initialization(found)
+    key = json.dumps(
+        {
+            "initialization_data": data.model_dump(mode="json") if data else None,
+            "initialization_actions": [a.model_dump(mode="json") for a in actions or []] or None,
+        },
+        sort_keys=True,
+    )
+    with _FROZEN_LOCK:
+        return _frozen_locked(domain, key)
+
+
+def _shared_environment(domain: str, frozen: tuple[Any, cow.Tables]) -> Environment:
+    mode = cow.Mode()
+    env = _domain(domain).get_environment(db=cow.view(frozen, mode))
+    cow.read_tools_share(env.tools, mode)
+    return env
 
 
 @cache
@@ -93,8 +135,10 @@ def tool_schemas(domain: str) -> tuple[dict[str, Any], ...]:
     return tuple(t.openai_schema for t in environment(domain).get_tools())
 
 
+@cache
 def policy(domain: str) -> str:
-    """The domain's policy text, which the agent must follow."""
+    """The domain's policy text, which the agent must follow (read once: every resume's
+    system prompt asks for it, on the LLM loop)."""
     return environment(domain).get_policy()
 
 
@@ -104,17 +148,25 @@ def initial_history(found: Task) -> list[Any]:
     return list(state.message_history or []) if state is not None else []
 
 
-def replay(domain: str, found: Task, messages: list[Any]) -> Environment:
+def replay(domain: str, found: Task, messages: list[Any], shared: bool = True) -> Environment:
     """A fresh environment with the task's initial state and ``messages``' tool calls
     replayed in order; a call whose result differs from the logged one is a ValueError
-    (tau2's ``set_state`` checks every one)."""
+    (tau2's ``set_state`` checks every one).
+
+    ``shared``: over the task's frozen initial database, copy-on-write (:mod:`cow`), where
+    the domain allows; else (and with ``shared=False``) over a deep copy of the database.
+    Both run the same tool calls through tau2 and end in the same database."""
+    history = [*initial_history(found), *messages]
+    frozen = _frozen(domain, found) if shared else None
+    if frozen is not None:
+        env = _shared_environment(domain, frozen)
+        env.set_state(
+            initialization_data=None, initialization_actions=None, message_history=history
+        )
+        return env
     env = environment(domain)
-    state = found.initial_state
-    env.set_state(
-        initialization_data=state.initialization_data if state else None,
-        initialization_actions=state.initialization_actions if state else None,
-        message_history=[*initial_history(found), *messages],
-    )
+    data, actions = _initialization(found)
+    env.set_state(initialization_data=data, initialization_actions=actions, message_history=history)
     return env
 
 
@@ -129,13 +181,13 @@ def call(env: Environment, call_id: str, name: str, arguments: dict[str, Any]) -
 
 
 @cache
-def _gold_hashes(domain: str, task_key: str) -> tuple[str | None, str | None]:
-    """The databases' hashes after the task's gold actions, as tau2's environment
-    evaluator computes them; the same for every resume of the task, so computed once."""
+def _gold(domain: str, task_key: str, shared: bool) -> Environment:
+    """The environment after the task's gold actions, as tau2's environment evaluator
+    builds it; the same for every resume of the task, so built once (and never changed)."""
     from tau2.data_model.tasks import Task
 
     found = Task.model_validate_json(task_key)
-    gold = replay(domain, found, [])
+    gold = replay(domain, found, [], shared)
     for action in (found.evaluation_criteria.actions or []) if found.evaluation_criteria else []:
         try:
             gold.make_tool_call(
@@ -143,7 +195,26 @@ def _gold_hashes(domain: str, task_key: str) -> tuple[str | None, str | None]:
             )
         except Exception:  # tau2's evaluator logs and skips a failing gold action too
             continue
+    return gold
+
+
+@cache
+def _gold_hashes(domain: str, task_key: str) -> tuple[str | None, str | None]:
+    """The gold databases' hashes, as tau2's environment evaluator compares them."""
+    gold = _gold(domain, task_key, False)
     return gold.get_db_hash(), gold.get_user_db_hash()
+
+
+def db_matches_gold(domain: str, found: Task, env: Environment) -> bool:
+    """tau2's DB check: ``env``'s databases hash as the gold actions' do. A shared
+    (copy-on-write) environment is compared record by record with the shared gold one,
+    only where either changed (:func:`cow.same_db`), instead of hashing both whole."""
+    key = found.model_dump_json()
+    if cow.is_view(env):
+        gold = _gold(domain, key, True)
+        if cow.is_view(gold):
+            return cow.same_db(env.tools.db, gold.tools.db)
+    return _gold_hashes(domain, key) == (env.get_db_hash(), env.get_user_db_hash())
 
 
 def check_scorable(found: Task, domain: str, key: str = "task.tasks") -> None:
@@ -179,9 +250,8 @@ def reward(domain: str, found: Task, trajectory: list[Any], env: Environment, en
     full = [*initial_history(found), *trajectory]
     value = 1.0
     if basis & {"DB", "ENV_ASSERTION"} and (criteria.actions or criteria.env_assertions):
-        gold = _gold_hashes(domain, found.model_dump_json())
         if "DB" in basis:
-            value *= float(gold == (env.get_db_hash(), env.get_user_db_hash()))
+            value *= float(db_matches_gold(domain, found, env))
         if "ENV_ASSERTION" in basis:
             for assertion in criteria.env_assertions or []:
                 value *= float(env.run_env_assertion(assertion, raise_assertion_error=False))
