@@ -69,7 +69,7 @@ def both(domain: str, task, trajectory: list):
 def frozen_hash(domain: str, task) -> str:
     from tau2.utils.utils import get_dict_hash
 
-    template, tables = tau2_env._frozen(domain, task)
+    template, tables = tau2_env._frozen(domain, tau2_env._init_key(task))
     return get_dict_hash(type(template).model_construct(**tables).model_dump())
 
 
@@ -188,3 +188,76 @@ def test_telecom_keeps_the_straightforward_copy():
     env = tau2_env.replay(domain, task, [])
     assert not cow.is_view(env)
     assert json.loads(json.dumps(env.get_db_hash()))
+
+
+def test_a_frozen_replay_serves_later_ones_and_each_gets_its_own_copy():
+    domain, task = _task("retail/11")
+    trajectory = gold_trajectory(domain, task, keep=4)  # reads; a return comes next
+    tau2_env.REPLAYS.clear()
+    first = tau2_env.replay(domain, task, trajectory)
+    assert len(tau2_env.REPLAYS._kept) == 1
+    reworded = [
+        m.model_copy(update={"content": "other words"})
+        if m.role == "assistant" and m.content
+        else m
+        for m in trajectory
+    ]
+    second = tau2_env.replay(domain, task, reworded)
+    assert len(tau2_env.REPLAYS._kept) == 1  # the words do not matter to the state
+    assert first.get_db_hash() == second.get_db_hash()
+    action = task.evaluation_criteria.actions[4]
+    first.make_tool_call(action.name, requestor="assistant", **action.arguments)
+    assert first.get_db_hash() != second.get_db_hash()  # a write stays in its environment
+    third = tau2_env.replay(domain, task, trajectory)
+    assert third.get_db_hash() == second.get_db_hash()
+    forged = list(trajectory)
+    index = next(i for i, m in enumerate(forged) if m.role == "tool")
+    forged[index] = forged[index].model_copy(update={"content": '{"forged": true}'})
+    with pytest.raises(ValueError):  # a replay that was checked once is not a pass for others
+        tau2_env.replay(domain, task, forged)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("get_user_details", {"user_id": "yusuf_rossi_9620"}),
+        ("get_user_details", {"user_id": "nobody"}),  # the tool raises: an error reply
+        ("find_user_id_by_email", {"email": "yusuf.rossi7301@example.com"}),
+        ("list_all_product_types", {}),
+        ("calculate", {"expression": "2 * (3 + 4)"}),
+        ("get_order_details", {}),  # a missing argument
+        ("no_such_tool", {}),
+    ],
+)
+def test_a_live_tool_call_answers_as_taus_get_response(name, arguments):
+    from tau2.data_model.message import ToolCall
+
+    domain, task = _task("retail/11")
+    env, twin = tau2_env.replay(domain, task, []), tau2_env.replay(domain, task, [], shared=False)
+    text, error = tau2_env.call(env, "c1", name, arguments)
+    reply = twin.get_response(ToolCall(id="c1", name=name, arguments=arguments))
+    assert (text, error) == (reply.content, reply.error)
+
+
+def test_resumes_start_longest_expected_first_and_answer_in_order():
+    import asyncio
+
+    from benchmark.llm.loop import run
+    from benchmark.task_success.runs import longest_first
+
+    started: list[str] = []
+    running = [0, 0]  # now, most at once
+
+    async def job(name: str) -> str:
+        started.append(name)
+        running[0] += 1
+        running[1] = max(running)
+        await asyncio.sleep(0.01)
+        running[0] -= 1
+        return name.upper()
+
+    names = [("a", 2), ("b", 7), ("c", 2), ("d", 5), ("e", 7)]
+    got = run(longest_first([(n, job(name)) for name, n in names], limit=2))
+    assert got == ["A", "B", "C", "D", "E"]  # in the order given
+    assert started == ["b", "e", "d", "a", "c"]  # longest first, ties as given
+    assert running[1] == 2

@@ -17,8 +17,12 @@ a user database take this path; :func:`cow_capable` says so, and others are copi
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import threading
 import typing
+from collections import OrderedDict
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -120,6 +124,75 @@ def snapshot(db: BaseModel) -> tuple[BaseModel, Tables]:
     ``db`` itself must not be used for tool calls afterwards."""
     tables = {name: dict(dict.items(getattr(db, name))) for name in type(db).model_fields}
     return db, tables
+
+
+class Snapshots:
+    """Replayed states, frozen, by what made them (most recent ``size`` kept).
+
+    Every point of a session is resumed more than once (the compacted history and the
+    control, and once per policy in a sweep), each from the same replay: the first
+    replay is frozen here and the others start from a view of it.
+    """
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._kept: OrderedDict[str, tuple[BaseModel, Tables]] = OrderedDict()
+        self._making: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> tuple[BaseModel, Tables] | None:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+            return found
+
+    def put(self, key: str, frozen: tuple[BaseModel, Tables]) -> None:
+        with self._lock:
+            self._kept[key] = frozen
+            self._kept.move_to_end(key)
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+
+    def get_or_make(
+        self, key: str, make: Callable[[], tuple[BaseModel, Tables]]
+    ) -> tuple[BaseModel, Tables]:
+        """The state kept under ``key``, or ``make()``'s, kept. A point's compacted resume
+        and its control start together: the second waits for the first's replay."""
+        found = self.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            making = self._making.setdefault(key, threading.Lock())
+        with making:
+            found = self.get(key)
+            if found is None:
+                found = make()
+                self.put(key, found)
+        with self._lock:
+            self._making.pop(key, None)
+        return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+
+def replay_key(base: str, history: list[Any]) -> str:
+    """What a replay of tau2 ``history`` onto the state ``base`` depends on and checks:
+    each message's role and tool calls (id, name, arguments, requestor) and each tool
+    result (id, requestor, text). What was said is left out: tau2's ``set_state`` reads
+    only whether a message calls tools, so two histories that differ only in words
+    replay to the same state, with the same checks."""
+    parts: list[Any] = []
+    for m in history:
+        if m.role == "tool":
+            parts.append(["tool", m.id, m.requestor, m.content])
+        else:
+            calls = getattr(m, "tool_calls", None) or []
+            parts.append([m.role, [[c.id, c.name, c.arguments, c.requestor] for c in calls]])
+    text = json.dumps([base, parts], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def view(frozen: tuple[BaseModel, Tables], mode: Mode) -> BaseModel:

@@ -33,6 +33,7 @@ DOMAINS = ("airline", "retail", "mock")  # mock: tau2's tiny test domain
 REPLAY_DOMAINS = (*DOMAINS, "telecom")  # replayed and scored from logged sessions too
 _LOCK = threading.Lock()
 _FROZEN_LOCK = threading.Lock()  # held while a snapshot is made (which takes _LOCK)
+REPLAYS = cow.Snapshots()  # shared replays, frozen, by their calls and results
 
 
 def tau2_loaded() -> None:
@@ -91,19 +92,22 @@ def _frozen_locked(domain: str, init_key: str) -> tuple[Any, cow.Tables] | None:
     return cow.snapshot(env.tools.db)
 
 
-def _frozen(domain: str, found: Task) -> tuple[Any, cow.Tables] | None:
-    """The database after ``found``'s initialization (data, actions), frozen once per
-    distinct initialization and shared by every environment of it; None: not shareable."""
+def _init_key(found: Task) -> str:
     data, actions = _initialization(found)
-    key = json.dumps(
+    return json.dumps(
         {
             "initialization_data": data.model_dump(mode="json") if data else None,
             "initialization_actions": [a.model_dump(mode="json") for a in actions or []] or None,
         },
         sort_keys=True,
     )
+
+
+def _frozen(domain: str, init_key: str) -> tuple[Any, cow.Tables] | None:
+    """The database after a task's initialization (data, actions), frozen once per
+    distinct initialization and shared by every environment of it; None: not shareable."""
     with _FROZEN_LOCK:
-        return _frozen_locked(domain, key)
+        return _frozen_locked(domain, init_key)
 
 
 def _shared_environment(domain: str, frozen: tuple[Any, cow.Tables]) -> Environment:
@@ -155,15 +159,24 @@ def replay(domain: str, found: Task, messages: list[Any], shared: bool = True) -
 
     ``shared``: over the task's frozen initial database, copy-on-write (:mod:`cow`), where
     the domain allows; else (and with ``shared=False``) over a deep copy of the database.
-    Both run the same tool calls through tau2 and end in the same database."""
+    Both run the same tool calls through tau2 and end in the same database. A shared
+    replay is frozen in :data:`REPLAYS`: the same calls with the same results replay
+    once (their results checked then), and later ones start from a view of it."""
     history = [*initial_history(found), *messages]
-    frozen = _frozen(domain, found) if shared else None
+    init_key = _init_key(found)
+    frozen = _frozen(domain, init_key) if shared else None
     if frozen is not None:
-        env = _shared_environment(domain, frozen)
-        env.set_state(
-            initialization_data=None, initialization_actions=None, message_history=history
-        )
-        return env
+        base = frozen
+
+        def replayed() -> tuple[Any, cow.Tables]:
+            env = _shared_environment(domain, base)
+            env.set_state(
+                initialization_data=None, initialization_actions=None, message_history=history
+            )
+            return cow.snapshot(env.tools.db)  # env is dropped: views of it are handed out
+
+        key = cow.replay_key(f"{domain}\n{init_key}", history)
+        return _shared_environment(domain, REPLAYS.get_or_make(key, replayed))
     env = environment(domain)
     data, actions = _initialization(found)
     env.set_state(initialization_data=data, initialization_actions=actions, message_history=history)
@@ -172,12 +185,16 @@ def replay(domain: str, found: Task, messages: list[Any], shared: bool = True) -
 
 def call(env: Environment, call_id: str, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
     """Run one agent tool call: the tool's reply as text, and whether it failed."""
-    from tau2.data_model.message import ToolCall
-
-    reply = env.get_response(
-        ToolCall(id=call_id, name=name, arguments=arguments, requestor="assistant")
-    )
-    return reply.content or "", reply.error
+    # tau2's ``get_response`` less its ToolMessage and its debug line, whose f-string
+    # renders the reply model even with logging off (~0.15 ms a call, on the LLM loop).
+    # ``tests/test_tau2_shared_env.py`` checks both give the same text.
+    try:
+        reply = env.make_tool_call(name, requestor="assistant", **arguments)
+        env.sync_tools()
+        error = False
+    except Exception as exc:
+        reply, error = f"Error: {exc}", True
+    return env.to_json_str(reply) or "", error
 
 
 @cache
