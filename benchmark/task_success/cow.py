@@ -7,8 +7,10 @@ hold the GIL, starved the LLM loop (0.06 of the ideal resumes per second on reta
 Here every environment of a domain shares one frozen *snapshot* of its tables, and
 a :class:`CowTable` copies a record only when a write tool (or anything outside a
 read tool) first touches it. ``tau2``'s read tools (``ToolType.READ``) get the shared
-records without a copy; they only read. :func:`same_db` then compares two such
-databases as tau2's hash compares them, looking only at the records either touched.
+records without a copy; they only read (``tests/test_tau2_shared_env.py`` checks the
+shared tables are unchanged after gold trajectories). :func:`same_db` then compares two
+such databases as tau2's hash compares them, looking only at the records either touched,
+and :class:`Snapshots` keeps replayed states frozen so a point replays once.
 
 Only databases made of ``dict`` tables (mock, retail, airline) and environments without
 a user database take this path; :func:`cow_capable` says so, and others are copied whole.
@@ -164,13 +166,15 @@ class Snapshots:
             return found
         with self._lock:
             making = self._making.setdefault(key, threading.Lock())
-        with making:
-            found = self.get(key)
-            if found is None:
-                found = make()
-                self.put(key, found)
-        with self._lock:
-            self._making.pop(key, None)
+        try:
+            with making:
+                found = self.get(key)
+                if found is None:
+                    found = make()  # a replay that does not check out raises: nothing kept
+                    self.put(key, found)
+        finally:
+            with self._lock:
+                self._making.pop(key, None)
         return found
 
     def clear(self) -> None:
