@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,15 @@ from benchmark.task_success import tau2_env
 from benchmark.task_success.config import RoleConfig
 from benchmark.task_success.report import PointRecord, TaskOutcome, outcome
 from benchmark.task_success.roles import Role
-from benchmark.task_success.runs import Players, ResumeResult, generate, resume, uncompacted
+from benchmark.task_success.runs import (
+    Players,
+    ResumeResult,
+    generate,
+    longest_first,
+    resume,
+    turns_left,
+    uncompacted,
+)
 from benchmark.task_success.session import Session, import_results
 from benchmark.transcript.config import FileTranscripts
 from benchmark.transcript.models import Transcript
@@ -149,36 +157,36 @@ class TaskArm:
         return keep
 
     def run(self) -> list[PointRecord]:
-        """Resume every kept point (and its control) at once, within the in-flight limit."""
+        """Resume every kept point (and its control) at once, within the in-flight limit,
+        the longest expected first (:func:`runs.longest_first`)."""
         task = self.config.task
         assert task is not None
         redactor = redactor_for(self.config)
-
-        async def resumed(slots: asyncio.Semaphore, *args: Any) -> ResumeResult:
-            async with slots:
-                return await resume(*args, self.players, task.max_steps)
+        steps = (self.players, task.max_steps)
 
         async def everything() -> list[tuple[ResumeResult | None, ResumeResult | None]]:
-            slots = asyncio.Semaphore(task.max_resumes_in_flight)
-            jobs = []
+            jobs: list[tuple[int, Coroutine[Any, Any, ResumeResult]]] = []
+            pairs: list[tuple[int | None, int | None]] = []  # per point: its jobs' indexes
             for point, context in self.points:
                 session, found = self.sessions[point.point.transcript_id]
                 end = session.turn_end(point.point.end)  # the point counts agent-visible turns
-                main = (
-                    None
-                    if point.compaction_error is not None
-                    else resumed(slots, session, found, end, context)
-                )
-                control = None
+                left = turns_left(session, end)
+                main = control = None
+                if point.compaction_error is None:
+                    main = len(jobs)
+                    jobs.append((left, resume(session, found, end, context, *steps)))
                 if task.control:
                     raw = Transcript(
                         id=session.id, source="tau2", messages=uncompacted(session.turns[:end])
                     )
-                    control = resumed(
-                        slots, session, found, end, redactor.transcript(raw)[0].messages
-                    )
-                jobs.append(asyncio.gather(_maybe(main), _maybe(control)))
-            return [tuple(r) for r in await asyncio.gather(*jobs)]
+                    history = redactor.transcript(raw)[0].messages
+                    control = len(jobs)
+                    jobs.append((left, resume(session, found, end, history, *steps)))
+                pairs.append((main, control))
+            done = await longest_first(jobs, task.max_resumes_in_flight)
+            return [
+                (None if m is None else done[m], None if c is None else done[c]) for m, c in pairs
+            ]
 
         try:
             results = run(everything())
@@ -200,10 +208,6 @@ class TaskArm:
         if self._folder is not None:
             self._folder.cleanup()
             self._folder = None
-
-
-async def _maybe(coro: Any) -> ResumeResult | None:
-    return None if coro is None else await coro
 
 
 def _json(data: Any) -> str:

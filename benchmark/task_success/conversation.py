@@ -5,7 +5,8 @@ compacted) and resuming one at a compaction point (from the compacted history,
 the environment rebuilt by replaying the session's tool calls up to the point).
 The agent sees ``context`` (compacted or not) plus what happens after; the
 customer sees the whole conversation from its side; the evaluator sees the whole
-trajectory. Tool calls and the environment's rebuild run off the event loop.
+trajectory. The environment's rebuild runs off the event loop, and so do tool calls
+unless they are cheap (a copy-on-write environment).
 
 Turns go as tau2's orchestrator routes them: the agent's tool call to the environment
 and its result back to the agent; a customer with tools of its own (telecom) may call
@@ -19,7 +20,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmark.task_success import tau2_env
+from benchmark.task_success import cow, tau2_env
 from benchmark.task_success.roles import Role, Step, user_view
 from benchmark.task_success.session import STOP, Call, Turn, chat_message, seen_by_agent
 from benchmark.transcript.models import Message
@@ -40,8 +41,12 @@ class Conversation:
     ended: bool = False
     repeated_calls: int = 0
     calls: list[Call] = field(default_factory=list)
+    # A copy-on-write environment's tool call copies a record or two (~0.2 ms): it runs
+    # on the loop, where a hop to a thread would cost more (GIL handoffs, a wake-up each).
+    inline_calls: bool = False
 
     def __post_init__(self) -> None:
+        self.inline_calls = cow.is_view(self.env)
         self.calls = [c for t in self.turns for c in t.calls]
         self.ended = any(t.role != "tool" and STOP in (t.content or "") for t in self.turns)
 
@@ -72,7 +77,10 @@ class Conversation:
         self.calls.append(call)
         self.add(Turn(role=call.requestor, calls=[call]))
         run = tau2_env.user_call if call.requestor == "user" else tau2_env.call
-        text, error = await asyncio.to_thread(run, self.env, call.id, call.name, call.arguments)
+        if self.inline_calls:
+            text, error = run(self.env, call.id, call.name, call.arguments)
+        else:
+            text, error = await asyncio.to_thread(run, self.env, call.id, call.name, call.arguments)
         self.add(
             Turn(role="tool", content=text, call_id=call.id, requestor=call.requestor, error=error)
         )

@@ -1,7 +1,8 @@
 """Sessions made by running the agent with no compaction, and resumes at a point.
 
 Both are coroutines on the shared LLM loop (:mod:`benchmark.llm.loop`); the
-environment's rebuild, its tool calls and the evaluator run in threads.
+environment's rebuild and the evaluator run in threads (tool calls too, unless the
+environment is a cheap copy-on-write one: :mod:`benchmark.task_success.cow`).
 A generated session is cached by content (the task, both endpoints, the step cap,
 the seed and the prompts' version) under ``cache.dir``: a rerun makes no call.
 """
@@ -11,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Coroutine
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -30,6 +33,7 @@ from benchmark.task_success.session import (
 )
 from benchmark.transcript.models import Message
 
+T = TypeVar("T")
 PROMPTS_VERSION = 1  # bump when a prompt changes: cached sessions are then made again
 
 
@@ -41,11 +45,28 @@ class Players:
     user: Role
 
 
+@cache
+def _agent_system(domain: str) -> str:
+    return agent_system(domain, tau2_env.policy(domain), tau2_env.tool_schemas(domain))
+
+
 def systems(domain: str, task: Any) -> tuple[str, str]:
-    """The agent's and the customer's system prompts for ``task``."""
-    agent = agent_system(domain, tau2_env.policy(domain), tau2_env.tool_schemas(domain))
+    """The agent's and the customer's system prompts for ``task`` (the agent's, the same
+    for a whole domain, is built once: every resume asks for it on the LLM loop)."""
     tools = tau2_env.user_tool_schemas(domain)  # telecom's customer has a phone to use
-    return agent, user_system(domain, f"{domain}/{task.id}", scenario_text(task), tools)
+    return _agent_system(domain), user_system(
+        domain, f"{domain}/{task.id}", scenario_text(task), tools
+    )
+
+
+def _replayed(domain: str, task: Any, turns: list[Turn]) -> Any:
+    """The environment after ``turns`` (converted here, in the caller's thread)."""
+    return tau2_env.replay(domain, task, tau2_messages(turns))
+
+
+def _scored(domain: str, task: Any, turns: list[Turn], env: Any, ended: bool) -> float:
+    """tau2's reward of ``turns`` (converted here, in the caller's thread)."""
+    return tau2_env.reward(domain, task, tau2_messages(turns), env, ended)
 
 
 def session_key(domain: str, task: Any, players: Players, max_steps: int, seed: int) -> str:
@@ -82,9 +103,7 @@ async def generate(
     env = await asyncio.to_thread(tau2_env.replay, domain, task, [])
     conv = Conversation(domain, task, env, [], [])
     await converse(conv, players.agent, players.user, *systems(domain, task), max_steps)
-    value = await asyncio.to_thread(
-        tau2_env.reward, domain, task, tau2_messages(conv.turns), env, conv.ended
-    )
+    value = await asyncio.to_thread(_scored, domain, task, list(conv.turns), env, conv.ended)
     session = Session(
         domain=domain, task_id=task.id, turns=conv.turns, reward=value, ended=conv.ended
     )
@@ -119,6 +138,34 @@ def uncompacted(turns: list[Turn]) -> list[Message]:
     return [Message.model_validate(chat_message(t)) for t in turns if seen_by_agent(t)]
 
 
+async def longest_first(jobs: list[tuple[int, Coroutine[Any, Any, T]]], limit: int) -> list[T]:
+    """Run ``jobs`` (expected turns, coroutine), ``limit`` at once, the longest expected
+    first; results in ``jobs``' order.
+
+    Resumes differ in length (the turns left after their point): started in the order
+    given, the long ones that start last leave the other slots idle at the end (with
+    3 tasks of 2 to 7 calls, 256 resumes and 64 in flight, the end alone cost ~20% of the
+    ideal rate); longest first, a classic makespan rule, leaves only short ones to end.
+    """
+    slots = asyncio.Semaphore(limit)
+
+    async def one(job: Coroutine[Any, Any, T]) -> T:
+        async with slots:
+            return await job
+
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0])  # stable: ties keep order
+    done = await asyncio.gather(*(one(jobs[i][1]) for i in order))  # tasks queue in this order
+    results: list[Any] = [None] * len(jobs)
+    for i, value in zip(order, done, strict=True):
+        results[i] = value
+    return results
+
+
+def turns_left(session: Session, end: int) -> int:
+    """How long a resume at ``end`` is expected to run: the session's turns after it."""
+    return len(session.turns) - end
+
+
 async def resume(
     session: Session,
     task: Any,
@@ -134,7 +181,7 @@ async def resume(
     domain = session.domain
     given = list(session.turns[:end])
     try:
-        env = await asyncio.to_thread(tau2_env.replay, domain, task, tau2_messages(given))
+        env = await asyncio.to_thread(_replayed, domain, task, given)
     except ValueError as exc:  # the log's tool results do not replay: not this task's state
         return ResumeResult(error=f"replay failed: {str(exc).splitlines()[0][:200]}")
     conv = Conversation(domain, task, env, given, list(context), start=end)
@@ -142,9 +189,7 @@ async def resume(
         await converse(conv, players.agent, players.user, *systems(domain, task), max_steps)
     except LLMError as exc:
         return ResumeResult(steps=conv.steps, tokens=conv.tokens, error=str(exc)[:300])
-    value = await asyncio.to_thread(
-        tau2_env.reward, domain, task, tau2_messages(conv.turns), env, conv.ended
-    )
+    value = await asyncio.to_thread(_scored, domain, task, list(conv.turns), env, conv.ended)
     return ResumeResult(
         reward=value,
         steps=conv.steps,

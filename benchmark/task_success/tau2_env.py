@@ -23,6 +23,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from benchmark.errors import UserError
+from benchmark.task_success import cow
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
@@ -43,6 +44,8 @@ _MODULES = (
 )
 _LOCK = threading.Lock()
 _DOTENV = threading.RLock()  # held while dotenv's loader is patched (_no_dotenv)
+_FROZEN_LOCK = threading.Lock()  # held while a snapshot is made (which takes _LOCK)
+REPLAYS = cow.Snapshots()  # shared replays, frozen, by their calls and results
 
 
 def tau2_loaded() -> None:
@@ -111,10 +114,53 @@ def _base_db(domain: str) -> Any:
 
 
 def environment(domain: str, solo_mode: bool = False) -> Environment:
-    """A fresh environment of ``domain`` at its shipped state (a copy of the loaded DB)."""
+    """A fresh environment of ``domain`` at its shipped state (a deep copy of the loaded DB:
+    the straightforward way, which :func:`replay` takes only where ``cow`` cannot share)."""
     with _LOCK:  # one load per domain, even with many threads asking at once
         db = _base_db(domain)
     return _domain(domain).get_environment(db=db.model_copy(deep=True))
+
+
+def _initialization(found: Task) -> tuple[Any, Any]:
+    state = found.initial_state
+    return (state.initialization_data, state.initialization_actions) if state else (None, None)
+
+
+@cache
+def _frozen_locked(domain: str, init_key: str) -> tuple[Any, cow.Tables] | None:
+    from tau2.data_model.tasks import InitialState
+
+    env = environment(domain)
+    if not cow.cow_capable(env):
+        return None
+    state = InitialState.model_validate_json(init_key)
+    env.set_state(state.initialization_data, state.initialization_actions, [])
+    return cow.snapshot(env.tools.db)
+
+
+def _init_key(found: Task) -> str:
+    data, actions = _initialization(found)
+    return json.dumps(
+        {
+            "initialization_data": data.model_dump(mode="json") if data else None,
+            "initialization_actions": [a.model_dump(mode="json") for a in actions or []] or None,
+        },
+        sort_keys=True,
+    )
+
+
+def _frozen(domain: str, init_key: str) -> tuple[Any, cow.Tables] | None:
+    """The database after a task's initialization (data, actions), frozen once per
+    distinct initialization and shared by every environment of it; None: not shareable."""
+    with _FROZEN_LOCK:
+        return _frozen_locked(domain, init_key)
+
+
+def _shared_environment(domain: str, frozen: tuple[Any, cow.Tables]) -> Environment:
+    mode = cow.Mode()
+    env = _domain(domain).get_environment(db=cow.view(frozen, mode))
+    cow.read_tools_share(env.tools, mode)
+    return env
 
 
 @cache
@@ -149,7 +195,8 @@ def user_tool_schemas(domain: str) -> tuple[dict[str, Any], ...]:
 
 
 def policy(domain: str) -> str:
-    """The domain's policy text, which the agent must follow."""
+    """The domain's policy text, which the agent must follow (read once: every resume's
+    system prompt asks for it, on the LLM loop)."""
     return environment(domain).get_policy()
 
 
@@ -159,28 +206,49 @@ def initial_history(found: Task) -> list[Any]:
     return list(state.message_history or []) if state is not None else []
 
 
-def replay(domain: str, found: Task, messages: list[Any]) -> Environment:
+def replay(domain: str, found: Task, messages: list[Any], shared: bool = True) -> Environment:
     """A fresh environment with the task's initial state and ``messages``' tool calls
     replayed in order; a call whose result differs from the logged one is a ValueError
-    (tau2's ``set_state`` checks every one)."""
+    (tau2's ``set_state`` checks every one).
+
+    ``shared``: over the task's frozen initial database, copy-on-write (:mod:`cow`), where
+    the domain allows; else (and with ``shared=False``) over a deep copy of the database.
+    Both run the same tool calls through tau2 and end in the same database. A shared
+    replay is frozen in :data:`REPLAYS`: the same calls with the same results replay
+    once (their results checked then), and later ones start from a view of it."""
+    history = [*initial_history(found), *messages]
+    init_key = _init_key(found)
+    frozen = _frozen(domain, init_key) if shared else None
+    if frozen is not None:
+        base = frozen
+
+        def replayed() -> tuple[Any, cow.Tables]:
+            env = _shared_environment(domain, base)
+            env.set_state(
+                initialization_data=None, initialization_actions=None, message_history=history
+            )
+            return cow.snapshot(env.tools.db)  # env is dropped: views of it are handed out
+
+        key = cow.replay_key(f"{domain}\n{init_key}", history)
+        return _shared_environment(domain, REPLAYS.get_or_make(key, replayed))
     env = environment(domain)
-    state = found.initial_state
-    env.set_state(
-        initialization_data=state.initialization_data if state else None,
-        initialization_actions=state.initialization_actions if state else None,
-        message_history=[*initial_history(found), *messages],
-    )
+    data, actions = _initialization(found)
+    env.set_state(initialization_data=data, initialization_actions=actions, message_history=history)
     return env
 
 
 def call(env: Environment, call_id: str, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
     """Run one agent tool call: the tool's reply as text, and whether it failed."""
-    from tau2.data_model.message import ToolCall
-
-    reply = env.get_response(
-        ToolCall(id=call_id, name=name, arguments=arguments, requestor="assistant")
-    )
-    return reply.content or "", reply.error
+    # tau2's ``get_response`` less its ToolMessage and its debug line, whose f-string
+    # renders the reply model even with logging off (~0.15 ms a call, on the LLM loop).
+    # ``tests/test_tau2_shared_env.py`` checks both give the same text.
+    try:
+        reply = env.make_tool_call(name, requestor="assistant", **arguments)
+        env.sync_tools()
+        error = False
+    except Exception as exc:
+        reply, error = f"Error: {exc}", True
+    return env.to_json_str(reply) or "", error
 
 
 def user_call(
@@ -196,13 +264,13 @@ def user_call(
 
 
 @cache
-def _gold_hashes(domain: str, task_key: str) -> tuple[str | None, str | None]:
-    """The databases' hashes after the task's gold actions, as tau2's environment
-    evaluator computes them; the same for every resume of the task, so computed once."""
+def _gold(domain: str, task_key: str, shared: bool) -> Environment:
+    """The environment after the task's gold actions, as tau2's environment evaluator
+    builds it; the same for every resume of the task, so built once (and never changed)."""
     from tau2.data_model.tasks import Task
 
     found = Task.model_validate_json(task_key)
-    gold = replay(domain, found, [])
+    gold = replay(domain, found, [], shared)
     for action in (found.evaluation_criteria.actions or []) if found.evaluation_criteria else []:
         try:
             gold.make_tool_call(
@@ -210,7 +278,26 @@ def _gold_hashes(domain: str, task_key: str) -> tuple[str | None, str | None]:
             )
         except Exception:  # tau2's evaluator logs and skips a failing gold action too
             continue
+    return gold
+
+
+@cache
+def _gold_hashes(domain: str, task_key: str) -> tuple[str | None, str | None]:
+    """The gold databases' hashes, as tau2's environment evaluator compares them."""
+    gold = _gold(domain, task_key, False)
     return gold.get_db_hash(), gold.get_user_db_hash()
+
+
+def db_matches_gold(domain: str, found: Task, env: Environment) -> bool:
+    """tau2's DB check: ``env``'s databases hash as the gold actions' do. A shared
+    (copy-on-write) environment is compared record by record with the shared gold one,
+    only where either changed (:func:`cow.same_db`), instead of hashing both whole."""
+    key = found.model_dump_json()
+    if cow.is_view(env):
+        gold = _gold(domain, key, True)
+        if cow.is_view(gold):
+            return cow.same_db(env.tools.db, gold.tools.db)
+    return _gold_hashes(domain, key) == (env.get_db_hash(), env.get_user_db_hash())
 
 
 def check_scorable(found: Task, domain: str, key: str = "task.tasks") -> None:
@@ -250,9 +337,8 @@ def reward(domain: str, found: Task, trajectory: list[Any], env: Environment, en
     if basis & {"DB", "ENV_ASSERTION"} and (
         criteria.actions is not None or criteria.env_assertions is not None
     ):
-        gold = _gold_hashes(domain, found.model_dump_json())
         if "DB" in basis:
-            value *= float(gold == (env.get_db_hash(), env.get_user_db_hash()))
+            value *= float(db_matches_gold(domain, found, env))
         if "ENV_ASSERTION" in basis:
             for assertion in criteria.env_assertions or []:
                 value *= float(env.run_env_assertion(assertion, raise_assertion_error=False))
