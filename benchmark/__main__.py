@@ -307,9 +307,19 @@ def main() -> None:
         _main()
     except KeyboardInterrupt as exc:  # outside a job: composing, a sweep between jobs
         _interrupted(exc)
+    except BrokenPipeError:  # stdout's reader left (``--help | head``): end quietly, as a
+        _stdout_gone()  # shell tool killed by SIGPIPE would
     finally:
         if interrupt.received() is None:  # an in-process caller gets its handlers back
             interrupt.restore(previous)
+
+
+def _stdout_gone() -> NoReturn:
+    """Output to a pipe whose reader has gone: what was left is dropped (the interpreter's
+    last flush too, pointed at /dev/null) and the exit code is 141 (128 + SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os._exit(141) if interrupt.received() is not None else sys.exit(141)
 
 
 def _main() -> None:
