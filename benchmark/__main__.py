@@ -260,44 +260,6 @@ def _log(
     return f"{run_id} logged as {record.status} in {store_uri(config.tracking)}"
 
 
-def check_options(argv: list[str]) -> None:
-    """Reject an unknown config-group option in one line, before Hydra lists a page of them."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-
-    try:
-        overrides = OverridesParser.create().parse_overrides(
-            [a for a in argv if "=" in a and not a.startswith("-")]
-        )
-    except HydraException:
-        return  # Hydra reports syntax errors itself
-    for override in overrides:
-        group = override.key_or_group
-        folder = CONF_DIR / group
-        # hydra/... options (launchers, sweepers) come from plugins, not only from conf/.
-        if override.is_delete() or group.startswith("hydra/") or not _is_dir(folder):
-            continue
-        try:
-            values = (
-                list(override.sweep_string_iterator())
-                if override.is_sweep_override()
-                else [override.get_value_element_as_str()]
-            )
-        except HydraException:
-            continue  # glob() sweeps need Hydra's config loader
-        options = sorted(p.stem for p in folder.glob("*.yaml"))
-        for value in values:
-            if value not in options:
-                raise UserError(f"unknown {group} '{value}' (choose from: {', '.join(options)})")
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except (OSError, ValueError):  # a name too long for the filesystem, a NUL
-        return False
-
-
 def main() -> None:
     from benchmark.tracking import telemetry
 
@@ -324,10 +286,10 @@ def _stdout_gone() -> NoReturn:
 
 def _main() -> None:
     try:
-        from benchmark.config.cli_checks import check_arguments
+        from benchmark.config.cli_checks import check_arguments, check_options
 
         check_arguments(sys.argv[1:])
-        check_options(sys.argv[1:])
+        check_options(sys.argv[1:], CONF_DIR)
         check_output_overrides(sys.argv[1:])
     except UserError as exc:
         print_error(exc)

@@ -11,6 +11,7 @@ left to Hydra, which names them (``benchmark.config.checks.override_error``).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any, NoReturn
 
 from benchmark.config.limits import MAX_DEPTH, MAX_ITEMS, MAX_KEY_CHARS, shown_key
@@ -144,3 +145,41 @@ def _plugins(kind: str) -> set[str]:
 
     base = Launcher if kind == "launcher" else Sweeper
     return {f"{c.__module__}.{c.__name__}" for c in Plugins.instance().discover(base)}
+
+
+def check_options(argv: list[str], conf_dir: Path) -> None:
+    """Reject an unknown config-group option in one line, before Hydra lists a page of them."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        overrides = OverridesParser.create().parse_overrides(
+            [a for a in argv if "=" in a and not a.startswith("-")]
+        )
+    except HydraException:
+        return  # Hydra reports syntax errors itself
+    for override in overrides:
+        group = override.key_or_group
+        folder = conf_dir / group
+        # hydra/... options (launchers, sweepers) come from plugins, not only from conf/.
+        if override.is_delete() or group.startswith("hydra/") or not _is_dir(folder):
+            continue
+        try:
+            values = (
+                list(override.sweep_string_iterator())
+                if override.is_sweep_override()
+                else [override.get_value_element_as_str()]
+            )
+        except HydraException:
+            continue  # glob() sweeps need Hydra's config loader
+        options = sorted(p.stem for p in folder.glob("*.yaml"))
+        for value in values:
+            if value not in options:
+                raise UserError(f"unknown {group} '{value}' (choose from: {', '.join(options)})")
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long for the filesystem, a NUL
+        return False
