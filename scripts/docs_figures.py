@@ -13,6 +13,9 @@ command wrote. This script runs the jobs behind them, offline and in this proces
   trajectories in ``../shared/data/swe-agent`` at the small window the docs use, per
   probe type, and ``swe_agent_next_action.md``: which of its points get a next-action
   probe (both written only where that folder exists);
+- ``task_success.md``: the offline task-success job (``+experiment=task_success``, the
+  scripted stub; needs the ``tau2`` extra, skipped without it): its scorecard, whose last
+  line gives the turns and tokens a resume costs;
 - ``sweep_comparison.md`` (with ``--sweep``: a minute or so): the comparison the
   five-policy offline sweep prints at its end, run as a user runs it (its own process,
   a fresh store and cache in a temporary folder).
@@ -166,12 +169,43 @@ def sweep_comparison() -> str:
     )
 
 
+TASK_SUCCESS = ["+experiment=task_success", "tracking=disabled"]
+
+
+def task_success() -> str | None:
+    """``docs/figures/task_success.md``: what the offline task-success job prints (its
+    own process, in a temporary folder); None without the tau2 extra."""
+    import importlib.util
+
+    if importlib.util.find_spec("tau2") is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmark", *TASK_SUCCESS, f"hydra.run.dir={tmp}/out"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    if done.returncode != 0:
+        raise SystemExit(f"the task-success job failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    shown = [line for line in done.stdout.splitlines() if not line.startswith("[20")]
+    text = "\n".join(shown).strip("\n")
+    return (
+        f"{HEADER}\n`python -m benchmark {' '.join(TASK_SUCCESS)}` (the scripted stub: "
+        f"plumbing, not a measurement) prints:\n\n```text\n{text}\n```\n"
+    )
+
+
 def outputs(cache_dir: Path | None = None, sweep: bool = False) -> dict[Path, str]:
     found = {FIGURES / "default_job.md": default_job(cache_dir)}
     ceiling = swe_agent_ceiling()
     if ceiling is not None:
         found[FIGURES / "swe_agent_ceiling.md"] = ceiling
         found[FIGURES / "swe_agent_next_action.md"] = swe_agent_next_action() or ""
+    task = task_success()
+    if task is not None:
+        found[FIGURES / "task_success.md"] = task
     if sweep:
         found[FIGURES / "sweep_comparison.md"] = sweep_comparison()
     return found

@@ -156,6 +156,16 @@ def test_default_job_figures_are_current(default_sessions):
     assert '--8<-- "figures/default_job.md"' in (DOCS / "how-it-works.md").read_text()
 
 
+def test_task_success_figures_are_current():
+    """The offline task-success job's snippet (its scorecard: cost per resume) equals a
+    fresh run's."""
+    pytest.importorskip("tau2", reason="the tau2 extra is not installed")
+    fresh = _script("docs_figures").task_success()
+    path = DOCS / "figures" / "task_success.md"
+    assert path.read_text(encoding="utf-8") == fresh, "stale: run python scripts/docs_figures.py"
+    assert '--8<-- "figures/task_success.md"' in (DOCS / "task-success.md").read_text()
+
+
 def test_benchmark_figures_exist_name_their_command_and_are_shown():
     """Each benchmark script's snippet (``--write-docs``) is there, says which command
     printed it, and a page includes it; no page types those figures itself."""

@@ -112,6 +112,8 @@ def test_job_logs_task_metrics_and_points_table(tmp_path, mlflow_store, monkeypa
         assert name in metrics, name
     assert metrics["task/success_control"] == 1.0
     assert metrics["task/success"] < metrics["task/success_control"]
+    # a ratio of success rates is never negative: its interval stays at or above 0
+    assert metrics.get("task/retention_lower", 0.0) >= 0.0
     path = client.download_artifacts(run_.info.run_id, "task_points_table.json", str(tmp_path))
     rows = json.loads(Path(path).read_text())
     assert rows and {r["task_id"] for r in rows} <= {"11", "20"}

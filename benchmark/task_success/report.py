@@ -135,7 +135,8 @@ def outcome(records: list[PointRecord], policy: str, cluster_by: str) -> TaskOut
         line += f"; control {metrics[names.TASK_SUCCESS_CONTROL]:.2f}"
         if sum(control) > 0:
             main = [float(r.main.success) for r in paired]  # type: ignore[union-attr]
-            est = ratio_interval(main, control, [r.cluster(cluster_by) for r in paired])
+            clusters = [r.cluster(cluster_by) for r in paired]
+            est = ratio_interval(main, control, clusters, limits=(0.0, math.inf))
             metrics[names.TASK_RETENTION] = est.mean
             _bounds(metrics, names.TASK_RETENTION, est.low, est.high)
             line += f", retention {est.mean:.2f}{_shown(est.low, est.high)}"
