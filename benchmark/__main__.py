@@ -24,13 +24,13 @@ import os  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, NoReturn  # noqa: E402
 
 import hydra  # noqa: E402
 from hydra.errors import CompactHydraException, HydraException  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
+from benchmark.config.cli_checks import CONF_DIR  # noqa: E402
 from benchmark.errors import JobFailed, UserError, one_line, print_error  # noqa: E402
 
 if TYPE_CHECKING:
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from benchmark.tracking.logger_process import TrackingChild
     from benchmark.tracking.sweep import SweepInfo
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 log = logging.getLogger("benchmark")
 
 
@@ -166,6 +165,8 @@ def run(cfg: DictConfig) -> float | None:
         except KeyboardInterrupt:
             raise _ended(child, config, "") from None
         except BaseException:
+            if interrupt.received() is not None:  # the signal's exception, wrapped by a
+                raise _ended(child, config, "") from None  # library (pydantic's serializer)
             if child is not None:  # its run, open since the start, ends now
                 child.end("FAILED")
             raise
@@ -177,6 +178,10 @@ def run(cfg: DictConfig) -> float | None:
         if isinstance(exc, interrupt.Stopped):
             raise
         raise _ended(child, config, " while logging") from None
+    except Exception:
+        if interrupt.received() is None or outcome.interrupted is not None:
+            raise
+        raise _ended(child, config, " while logging") from None  # a wrapped signal, as above
     finally:
         if child is not None:
             child.close()
@@ -289,7 +294,7 @@ def _main() -> None:
         from benchmark.config.cli_checks import check_arguments, check_options
 
         check_arguments(sys.argv[1:])
-        check_options(sys.argv[1:], CONF_DIR)
+        check_options(sys.argv[1:])
         check_output_overrides(sys.argv[1:])
     except UserError as exc:
         print_error(exc)

@@ -76,6 +76,16 @@ def _close_llm_clients():
 
 
 @pytest.fixture(autouse=True)
+def _no_signal_state_left():
+    """A test whose in-process job a signal stopped leaves that signal recorded; a later
+    in-process job of the same worker would take it for its own."""
+    yield
+    from benchmark.run import interrupt
+
+    interrupt.forget()
+
+
+@pytest.fixture(autouse=True)
 def _no_hydra_config_left():
     """A test whose in-process ``main()`` stops in Hydra (``--cfg``, ``--help``, a refused
     override) leaves Hydra's global config set, its output folder unset; a later in-process

@@ -20,7 +20,6 @@ import pytest
 
 import benchmark.__main__ as entry
 from benchmark.__main__ import main
-from benchmark.run import interrupt
 from benchmark.run import job as job_module
 
 JOB = [
@@ -49,12 +48,31 @@ def signal_swallowed() -> None:
     assert ref() is None
 
 
+def signal_wrapped() -> None:
+    """SIGINT delivered inside a pydantic serializer: pydantic turns the handler's
+    ``KeyboardInterrupt`` into its own ``PydanticSerializationError`` (seen in CI, in
+    ``job_files`` dumping a judgment)."""
+    from pydantic import BaseModel, field_serializer
+
+    class Row(BaseModel):
+        value: int = 1
+
+        @field_serializer("value")
+        def _slow(self, value: int) -> int:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10_000):
+                pass
+            return value
+
+    Row().model_dump()
+
+
 @pytest.fixture
 def handlers():
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     yield
-    interrupt.install()  # forget the signal received here: later in-process jobs start clean
-    interrupt.restore(saved)
+    for signum, handler in saved.items():
+        signal.signal(signum, handler)
 
 
 def run_here(monkeypatch, capsys, tmp: Path) -> tuple[int, str]:
@@ -79,24 +97,24 @@ def statuses(tmp: Path) -> list[str]:
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-@pytest.mark.parametrize("where", ["job", "logging"])
+@pytest.mark.parametrize("where", ["job", "logging", "job-wrapped", "logging-wrapped"])
 def test_a_swallowed_ctrl_c_ends_the_job_killed(where, tmp_path, monkeypatch, capsys, handlers):
-    if where == "job":
+    deliver = signal_wrapped if where.endswith("wrapped") else signal_swallowed
+    if where.startswith("job"):
         real_job = job_module.job
 
         def job_then_signal(*args, **kwargs):
             done = real_job(*args, **kwargs)
-            signal_swallowed()
+            deliver()
             return done
 
         monkeypatch.setattr(job_module, "job", job_then_signal)
     else:
         real_log = entry._log
 
-        def log_then_signal(*args, **kwargs):
-            done = real_log(*args, **kwargs)
-            signal_swallowed()
-            return done
+        def log_then_signal(*args, **kwargs):  # the signal as the logging starts
+            deliver()
+            return real_log(*args, **kwargs)
 
         monkeypatch.setattr(entry, "_log", log_then_signal)
     code, err = run_here(monkeypatch, capsys, tmp_path)

@@ -22,7 +22,6 @@ from conftest import CONF, SMALL, compose_config
 from hydra import compose, initialize_config_dir
 from mlflow import MlflowClient
 
-from benchmark.__main__ import CONF_DIR
 from benchmark.config.cli_checks import check_options
 from benchmark.config.schema import validate
 from benchmark.errors import UserError
@@ -322,12 +321,10 @@ def test_slurm_launcher_config_composes():
 
 
 def test_option_check_knows_experiments_and_plugins():
-    check_options(
-        ["-m", "+experiment=llm_free", "hydra/launcher=joblib", "tracking=server"], CONF_DIR
-    )
-    check_options(["hydra/sweeper=optuna", "hydra/launcher=submitit_local"], CONF_DIR)
+    check_options(["-m", "+experiment=llm_free", "hydra/launcher=joblib", "tracking=server"])
+    check_options(["hydra/sweeper=optuna", "hydra/launcher=submitit_local"])
     with pytest.raises(UserError, match="unknown experiment 'nope'"):
-        check_options(["+experiment=nope"], CONF_DIR)
+        check_options(["+experiment=nope"])
 
 
 def test_score_per_kilotoken_is_per_mean_kept_context():

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 from benchmark.config.limits import MAX_DEPTH, MAX_ITEMS, MAX_KEY_CHARS, shown_key
 from benchmark.errors import UserError
 
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"  # the same conf/ however it is run
 MAX_ARGUMENT_CHARS = 100_000  # one override; a value is further held to MAX_TEXT_CHARS
 # Flags Hydra answers by printing and exiting: left to it.
 _PRINTING_FLAGS = ("-h", "--help", "--hydra-help", "--version")
@@ -147,7 +148,7 @@ def _plugins(kind: str) -> set[str]:
     return {f"{c.__module__}.{c.__name__}" for c in Plugins.instance().discover(base)}
 
 
-def check_options(argv: list[str], conf_dir: Path) -> None:
+def check_options(argv: list[str], conf_dir: Path = CONF_DIR) -> None:
     """Reject an unknown config-group option in one line, before Hydra lists a page of them."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException

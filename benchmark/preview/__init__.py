@@ -43,7 +43,7 @@ def load_config(paths: list[str], overrides: list[str]) -> BenchmarkConfig:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from benchmark.__main__ import CONF_DIR, check_options
+    from benchmark.config.cli_checks import CONF_DIR, check_options
     from benchmark.config.schema import validate
 
     parser = OverridesParser.create()

@@ -103,15 +103,21 @@ def _main_thread() -> bool:
 def install() -> dict[int, Any]:
     """Handle SIGINT, SIGTERM and SIGHUP as above, from a fresh start; the handlers replaced
     (for :func:`restore`). Only the main thread may install one: elsewhere, nothing."""
+    forget()
+    if not _main_thread():
+        return {}
+    return {signum: signal.signal(signum, _on_signal) for signum in HANDLED}
+
+
+def forget() -> None:
+    """No signal received yet: the state a fresh process starts with (an in-process
+    caller that ran a job a signal stopped starts the next one clean)."""
     _State.note, _State.signum, _State.pending, _State.on_second = (
         "nothing was logged",
         None,
         [],
         None,
     )
-    if not _main_thread():
-        return {}
-    return {signum: signal.signal(signum, _on_signal) for signum in HANDLED}
 
 
 def restore(previous: dict[int, Any]) -> None:
