@@ -6,11 +6,14 @@ JSON escaping works character by character, so the escaped form of a text is the
 escaped forms of its parts joined: :func:`dumps` escapes a long string it has seen
 before (the same object) from memory, and returns a :class:`JsonText` that knows its
 own escaped form, built from those parts, for the body that carries it.
+:func:`left_out` gives the same document with each long string replaced by a short
+marker saying how long it was: what a kept call (its trace) holds instead of ~100 KB.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
 from typing import Any
@@ -22,6 +25,8 @@ _LOCK = threading.Lock()
 # Stands for a long string while the rest is encoded: private-use characters around a
 # per-process random tag, which JSON leaves as they are and no input can predict.
 _TAG = f"\ue000{secrets.token_hex(8)}\ue001"
+# A long string left out of a kept request: its length, then its JSON-escaped length.
+_LEFT_OUT = re.compile("\ue000left out: (\\d+) (\\d+)\ue001")
 
 
 class JsonText(str):
@@ -30,6 +35,7 @@ class JsonText(str):
 
     _plain: list[str]
     _long: list[str]
+    _texts: list[str]  # the long strings themselves (references), for their lengths
     _quoted: str | None = None
 
     @property
@@ -82,7 +88,7 @@ def dumps(value: Any, **options: Any) -> JsonText:
         long_parts.append(quoted(longs[int(index)]))
         plain.append(rest)
     out = JsonText("".join(_interleave(plain, long_parts)))
-    out._plain, out._long = plain, long_parts
+    out._plain, out._long, out._texts = plain, long_parts, longs
     return out
 
 
@@ -91,7 +97,34 @@ def prefixed(head: str, text: JsonText, drop: int = 0) -> JsonText:
     out = JsonText(head + text[drop:])
     out._plain = [head + text._plain[0][drop:], *text._plain[1:]]
     out._long = text._long
+    out._texts = text._texts
     return out
+
+
+def left_out(text: str) -> str:
+    """``text`` with each long string (a :class:`JsonText`'s) replaced by a marker of its
+    length (:func:`whole_length` reads them): still JSON, a few hundred characters, built
+    without reading the long strings. Any other text is returned as it is."""
+    if not isinstance(text, JsonText) or not getattr(text, "_long", None):
+        return text
+    marks = [
+        json.dumps(f"\ue000left out: {len(t)} {len(q) - 2}\ue001", ensure_ascii=False)
+        for t, q in zip(text._texts, text._long, strict=True)
+    ]
+    return "".join(_interleave(text._plain, marks))
+
+
+def whole_length(text: str, escaped: bool = False) -> int:
+    """The length ``text`` had before :func:`left_out`, each marker counted as its string
+    (``escaped``: as that string's JSON-escaped form, for a marker inside JSON text)."""
+    return len(text) + sum(
+        int(m[2 if escaped else 1]) - len(m[0]) for m in _LEFT_OUT.finditer(text)
+    )
+
+
+def has_left_out(text: str) -> bool:
+    """Whether ``text`` holds a :func:`left_out` marker."""
+    return "\ue000left out: " in text
 
 
 def _interleave(plain: list[str], long_parts: list[str]) -> list[str]:

@@ -5,7 +5,10 @@ turn them into MLflow traces after the job; it is off unless asked for,
 because a long sweep's prompts add up. Kept calls go to a temporary JSON Lines
 file as they land, not to memory: each request holds a rendered context, and a
 job of a thousand calls would otherwise hold a thousand of them until logging.
-A writer thread encodes them, so the LLM loop only hands each one over.
+A writer thread encodes them, so the LLM loop only hands each one over; a request keeps
+its prompt but not the long strings in it (a point's rendered context, ~100 KB, stored
+once as the run's ``contexts/`` file): each is a marker of its length
+(``benchmark.llm.encoded.left_out``), which the trace shows as a pointer to that file.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
+
+from benchmark.llm.encoded import JsonText, left_out
 
 if TYPE_CHECKING:
     from benchmark.llm.endpoint import Endpoint
@@ -81,6 +86,7 @@ class CallRecord(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    input_cost_usd: float = Field(0.0, description="the prompt's share of ``cost_usd``")
     start_ns: int
     end_ns: int
     purpose: CallPurpose | None = None
@@ -96,6 +102,20 @@ def _kept_reply(text: object) -> str | None:
         return text if isinstance(text, str) else None
     cut = len(text) - TRACE_REPLY_CHARS
     return f"{text[:TRACE_REPLY_CHARS]}\n[{cut:,} more characters of this reply not kept here]"
+
+
+def kept_request(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as a kept call holds it: each message's long strings left out (markers)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return body
+    kept = [
+        {**m, "content": left_out(m["content"])}
+        if isinstance(m, dict) and isinstance(m.get("content"), JsonText)
+        else m
+        for m in messages
+    ]
+    return {**body, "messages": kept}
 
 
 class UsageLedger:
@@ -146,6 +166,7 @@ class UsageLedger:
         def write() -> None:
             while (call := pending.get()) is not None:
                 try:
+                    call.request = kept_request(call.request)
                     line = call.model_dump_json() + "\n"
                     with lock:
                         spill.write(line)
@@ -199,6 +220,7 @@ class UsageLedger:
                 input_tokens=tokens_in,
                 output_tokens=tokens_out,
                 cost_usd=cost,
+                input_cost_usd=endpoint.cost(tokens_in, 0),
                 start_ns=start_ns,
                 end_ns=time.time_ns(),
                 purpose=purpose,

@@ -19,7 +19,7 @@ from benchmark.llm import client_loaded
 from benchmark.redaction import scrub_setting
 from benchmark.run import interrupt
 from benchmark.run.job_files import RunFiles, job_files, judgment_row, judgments_table, run_folder
-from benchmark.run.parts import build_parts
+from benchmark.run.parts import Parts, build_parts
 from benchmark.run.pipeline import run_job
 from benchmark.run.results import JobResult, PointResult
 from benchmark.run.run_record import Outcome, RunRecord, columns, redact, run_params
@@ -46,11 +46,17 @@ def job(
         from benchmark.llm.preflight import preflight
 
         preflight(parts)  # so does an unreachable endpoint or a misnamed model (one line)
+    before_calls = None
     if child is not None:
         child.prepare()  # the store is opened beside the job, as it would be here
-        if llm:  # LLM calls cost money: never make them for a store that cannot take them
+        # LLM calls cost money: never make them for a store that cannot take them. The
+        # store opens while the points are prepared; preparing that calls an LLM (a probe
+        # writer, a summarizer, a task arm) waits for it first. Offline, the work takes
+        # seconds: the store is checked when the run is logged.
+        if llm and (config.task is not None or _prepares_with_llm(parts)):
             child.ready()
-        # Offline, the work takes seconds: the child's store is checked when the run is logged.
+        elif llm:
+            before_calls = child.ready
     elif config.tracking.enabled:
         from benchmark.tracking.mlflow_store import prepare_tracking
 
@@ -65,7 +71,8 @@ def job(
     files = RunFiles(folder, config.policy.name)  # contexts and replies: files, point by point
     try:
         job_config = arm.prepare() if arm is not None else config
-        result = run_job(job_config, parts, sink=arm.sink(files.point) if arm else files.point)
+        sink = arm.sink(files.point) if arm else files.point
+        result = run_job(job_config, parts, sink=sink, before_calls=before_calls)
         task = arm.outcome(_resumed(arm, result)) if arm is not None else None
     except interrupt.JobInterrupted as stop:
         partial = stop.result
@@ -95,6 +102,14 @@ def job(
         record.metrics.update(task.metrics)
         record.artifacts[TABLE] = json.dumps(task.rows, indent=1)
     return record.keeping(temporary), outcome
+
+
+def _prepares_with_llm(parts: Parts) -> bool:
+    """Whether preparing the points can call an LLM: a client under the policy (its
+    summarizer) or the probe writer."""
+    from benchmark.llm.preflight import llm_clients
+
+    return bool(llm_clients(parts.policy, parts.writer))
 
 
 def _resumed(arm: Any, result: JobResult) -> list[Any]:

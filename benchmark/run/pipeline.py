@@ -52,6 +52,7 @@ def run_job(
     config: BenchmarkConfig,
     parts: Parts | None = None,
     sink: Callable[[PointResult], PointResult] | None = None,
+    before_calls: Callable[[], None] | None = None,
 ) -> JobResult:
     """Compact point by point on this thread; then answer and judge every probe concurrently.
 
@@ -69,9 +70,12 @@ def run_job(
     flight and raises ``JobInterrupted`` holding the probes finished so far.
     Each point, once all its probes are in, goes through ``sink`` (``RunFiles.point``:
     written to files, kept lean), so the job does not hold every context and reply.
+    ``before_calls`` runs once, before the first probe's answer and judgment calls (the
+    tracking store, opened while the points were prepared, must be ready for them).
     """
     parts = parts or build_parts(config)
     job = _Job(config, parts, sink)
+    job.before_calls = before_calls
     try:
         job.run()
     except KeyboardInterrupt:
@@ -101,6 +105,7 @@ class _Job:
         self.pending: list[ScheduledPoint] = []
         self.points: list[PointResult] = []
         self.render_ahead = False  # LLM stages: render each context before the calls start
+        self.before_calls: Callable[[], None] | None = None
 
     def run(self) -> None:
         config, parts = self.config, self.parts
@@ -218,6 +223,9 @@ class _Job:
         self, scheduled: ScheduledPoint, scheduler: ProbeScheduler, progress: JobProgress
     ) -> None:
         """A prepared point's probes (and their control arm) onto the LLM loop."""
+        if self.before_calls is not None:  # once, before the first probe's calls
+            ready, self.before_calls = self.before_calls, None
+            ready()
         probes, uncompacted = scheduled.probes, scheduled.uncompacted
         if self.config.control and uncompacted is not None:
             scheduled.controls = [

@@ -5,7 +5,9 @@ Every answerer and judge request carries the point's whole compacted context
 Copying it into every span made a run's traces ~100 MB and its logging ~11 s,
 and hid the question and answer in the UI. The untrusted data of a chat
 request (:mod:`benchmark.llm.untrusted`) is read back, and its long texts
-become one line saying what stood there and where to read it.
+become one line saying what stood there and where to read it. The ledger keeps a
+call's request with those texts left out already (``benchmark.llm.usage.kept_request``:
+a marker of each one's length), so the ~100 KB never reaches the trace's process.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from benchmark.llm.encoded import has_left_out, whole_length
 from benchmark.llm.untrusted import DATA_KEY
 from benchmark.llm.usage import CallPurpose
 
@@ -33,7 +36,9 @@ def shown_request(request: dict[str, Any], purpose: CallPurpose | None) -> dict[
 
 def _message(message: Any, purpose: CallPurpose | None) -> Any:
     content = message.get("content") if isinstance(message, dict) else None
-    if message.get("role") != "user" or not isinstance(content, str) or len(content) <= LONG:
+    if message.get("role") != "user" or not isinstance(content, str):
+        return message
+    if len(content) <= LONG and not has_left_out(content):
         return message
     try:
         body = json.loads(content)
@@ -48,12 +53,15 @@ def _message(message: Any, purpose: CallPurpose | None) -> Any:
 
 def _value(key: str, value: Any, purpose: CallPurpose | None) -> Any:
     """A short value as it is; a long one as ``[what: where, N chars]``."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if len(text) <= LONG:
+    if isinstance(value, str):  # with what the ledger left out already
+        chars = whole_length(value)
+    else:
+        chars = whole_length(json.dumps(value, ensure_ascii=False), escaped=True)
+    if chars <= LONG:
         return value
     if key in CONTEXT_KEYS:
-        return f"[{_where(purpose)}, {len(text):,} chars]"
-    return f"[{key}: {len(text):,} chars not kept in the trace]"
+        return f"[{_where(purpose)}, {chars:,} chars]"
+    return f"[{key}: {chars:,} chars not kept in the trace]"
 
 
 def _where(purpose: CallPurpose | None) -> str:

@@ -171,7 +171,7 @@ def shown_score(score: float | None) -> float | int | None:
 
 def call_node(call: CallRecord) -> Node:
     """One LLM call: its request (context as a pointer), reply, cost and token usage."""
-    from mlflow.tracing.constant import SpanAttributeKey, TokenUsageKey
+    from mlflow.tracing.constant import CostKey, SpanAttributeKey, TokenUsageKey
 
     control = call.purpose is not None and call.purpose.arm == "control"
     failed = call.error is not None
@@ -190,6 +190,13 @@ def call_node(call: CallRecord) -> Node:
             "api": call.api,
             "cached": call.cached,
             "cost_usd": call.cost_usd,
+            # The endpoint's own prices: MLflow would guess them from the model's name
+            # (and import litellm to do it, seconds per job).
+            SpanAttributeKey.LLM_COST: {
+                CostKey.INPUT_COST: call.input_cost_usd,
+                CostKey.OUTPUT_COST: call.cost_usd - call.input_cost_usd,
+                CostKey.TOTAL_COST: call.cost_usd,
+            },
             SpanAttributeKey.CHAT_USAGE: {
                 TokenUsageKey.INPUT_TOKENS: call.input_tokens,
                 TokenUsageKey.OUTPUT_TOKENS: call.output_tokens,
