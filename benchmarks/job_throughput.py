@@ -1,6 +1,6 @@
 """A real job's LLM phase against a loopback server: calls, span and ratio to ideal, at the server.
 
-    python benchmarks/job_throughput.py [--latency 0.2] [--sessions 34] [--concurrency 64] [--peer]
+    python benchmarks/job_throughput.py [--latency 0.2] [--sessions 36] [--concurrency 64] [--peer]
                                         [--write-docs]
 
 The stub runs in its own process (scripted replies, a fixed latency, no faults); the
@@ -154,7 +154,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2, help="server delay per call, s")
     parser.add_argument(
-        "--sessions", type=int, default=34, help="generated sessions (34 give >= 500 probes)"
+        "--sessions", type=int, default=36, help="generated sessions (36 give >= 500 probes)"
     )
     parser.add_argument("--concurrency", type=int, default=64, help="max_concurrency of both")
     parser.add_argument("--peer", action="store_true", help="also run inspect_ai's equivalent")
