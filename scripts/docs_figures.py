@@ -144,21 +144,28 @@ def swe_agent_next_action() -> str | None:
 SWEEP = "none,truncate,observation_mask,tool_clear,anchor_index"
 
 
-def sweep_comparison() -> str:
-    """``docs/figures/sweep_comparison.md``: the table a five-policy sweep prints."""
+def job_output(argv: list[str], what: str) -> str:
+    """The stdout of ``python -m benchmark *argv`` run as a user runs it: its own process,
+    every folder it writes in a temporary one (``{tmp}`` in ``argv``)."""
     with tempfile.TemporaryDirectory() as tmp:
-        argv = ["-m", f"policy={SWEEP}", "report.auto=false"]
-        argv += [f"hydra.sweep.dir={tmp}/multirun", f"cache.dir={tmp}/cache"]
         done = subprocess.run(
-            [sys.executable, "-m", "benchmark", *argv, f"tracking.store_dir={tmp}/mlruns"],
+            [sys.executable, "-m", "benchmark", *(a.replace("{tmp}", tmp) for a in argv)],
             cwd=tmp,
             capture_output=True,
             text=True,
             timeout=900,
         )
     if done.returncode != 0:
-        raise SystemExit(f"the sweep failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    lines = done.stdout.splitlines()
+        raise SystemExit(f"{what} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return done.stdout
+
+
+def sweep_comparison() -> str:
+    """``docs/figures/sweep_comparison.md``: the table a five-policy sweep prints."""
+    argv = ["-m", f"policy={SWEEP}", "report.auto=false", "hydra.sweep.dir={tmp}/multirun"]
+    argv += ["cache.dir={tmp}/cache", "tracking.store_dir={tmp}/mlruns"]
+    stdout = job_output(argv, "the sweep")
+    lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Sweep comparison"))
     end = next(i for i in range(start + 1, len(lines)) if not lines[i].strip())
     table = "\n".join(lines[start:end])
@@ -179,17 +186,8 @@ def task_success() -> str | None:
 
     if importlib.util.find_spec("tau2") is None:
         return None
-    with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run(
-            [sys.executable, "-m", "benchmark", *TASK_SUCCESS, f"hydra.run.dir={tmp}/out"],
-            cwd=tmp,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    if done.returncode != 0:
-        raise SystemExit(f"the task-success job failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    shown = [line for line in done.stdout.splitlines() if not line.startswith("[20")]
+    stdout = job_output([*TASK_SUCCESS, "hydra.run.dir={tmp}/out"], "the task-success job")
+    shown = [line for line in stdout.splitlines() if not line.startswith("[20")]
     text = "\n".join(shown).strip("\n")
     return (
         f"{HEADER}\n`python -m benchmark {' '.join(TASK_SUCCESS)}` (the scripted stub: "

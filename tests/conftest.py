@@ -3,13 +3,15 @@ message, endpoint and process builders the test files share."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,6 +66,23 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present beside the repository")
     return SHARED_DATA
+
+
+@contextlib.contextmanager
+def at_most(seconds: int) -> Iterator[None]:
+    """A case that runs past ``seconds`` fails (a ``TimeoutError`` raised by SIGALRM in the
+    main thread, in-process jobs included), not the whole suite."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"the case ran past {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(autouse=True)

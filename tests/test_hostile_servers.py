@@ -15,14 +15,13 @@ import hashlib
 import json
 import math
 import os
-import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import SMALL, compose_config, run_benchmark
+from conftest import SMALL, at_most, compose_config, run_benchmark
 from openai_stub import Fault, OpenAIStub
 
 from benchmark.__main__ import main
@@ -58,17 +57,10 @@ def job_args(tmp_path: Path, *overrides: str) -> list[str]:
 
 
 @pytest.fixture
-def bounded() -> Iterator[None]:
+def bounded():
     """An in-process job that runs past LIMIT_S fails the test (SIGALRM), not the suite."""
-
-    def expire(signum: int, frame: object) -> None:
-        raise AssertionError(f"the job ran past {LIMIT_S} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(LIMIT_S)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with at_most(LIMIT_S):
+        yield
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import sqlite3
 import subprocess
@@ -25,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import run_benchmark, start_benchmark
+from conftest import at_most, run_benchmark, start_benchmark
 
 from benchmark.__main__ import main
 
@@ -46,15 +45,8 @@ LONG = "n" * 300  # longer than any file name may be
 @pytest.fixture(autouse=True)
 def _deadline():
     """No case runs past CASE_S seconds, in-process ones included."""
-
-    def expire(signum, frame):
-        raise TimeoutError(f"the case ran past {CASE_S} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(CASE_S)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with at_most(CASE_S):
+        yield
 
 
 @pytest.fixture

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 from pathlib import Path
 
 import pytest
-from conftest import compose_config
+from conftest import at_most, compose_config
 from tau2_helpers import scripted_players
 
 from benchmark.llm.loop import run
@@ -38,15 +37,8 @@ CASE_S = 60
 @pytest.fixture(autouse=True)
 def _bounded():
     """A case that runs past CASE_S fails (SIGALRM), not the suite."""
-
-    def expire(*_: object) -> None:
-        raise TimeoutError(f"test case ran past {CASE_S} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(CASE_S)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with at_most(CASE_S):
+        yield
 
 
 AIRPLANE = "[mobile_data_issue]airplane_mode_on|user_abroad_roaming_enabled_off[PERSONA:None]"

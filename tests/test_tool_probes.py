@@ -8,9 +8,9 @@ every point (a non-null ``probe_overall`` per row of ``task_points_table.json``)
 from __future__ import annotations
 
 import json
-import signal
 
 import pytest
+from conftest import at_most
 
 from benchmark.answerer.base import AnswerRequest
 from benchmark.answerer.extractive import ExtractiveAnswerer
@@ -27,15 +27,8 @@ CASE_S = 60
 @pytest.fixture(autouse=True)
 def _deadline():
     """No case runs past CASE_S seconds."""
-
-    def expire(signum, frame):
-        raise TimeoutError(f"the case ran past {CASE_S} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(CASE_S)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with at_most(CASE_S):
+        yield
 
 
 CUSTOMER = {
