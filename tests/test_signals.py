@@ -138,6 +138,17 @@ STAGES: dict[str, Stage] = {
     "llm": Stage(
         _llm, lambda job, tmp, stub: job.wait_for(lambda: bool(stub.requests), "a call"), llm=True
     ),
+    # Points prepared in worker processes (issue 31), calls at a stub that answers none.
+    "workers": Stage(
+        lambda tmp, stub: [
+            *_llm(tmp, stub),
+            "transcript.sessions=12",
+            "transcript.target_tokens=160000",
+            "execution.prepare_workers=2",
+        ],
+        lambda job, tmp, stub: job.wait_for(lambda: len(workers_of(job)) == 2, "two workers"),
+        llm=True,
+    ),
     # Evaluated: the scorecard is out, the record goes to the store.
     "logging": Stage(
         _offline(), lambda job, tmp, stub: job.wait_for(lambda: job.saw("evaluated"), "the end")
@@ -170,6 +181,9 @@ CASES: dict[str, tuple[str, tuple[int, ...]]] = {
     "sweep_store-int": ("sweep_store", (INT,)),
     "sweep_store-term": ("sweep_store", (TERM,)),
     "llm-kill": ("llm", (KILL,)),
+    **{f"workers-{n}": ("workers", s) for n, s in (("int", (INT,)), ("term", (TERM,)))},
+    "workers-int-int": ("workers", (INT, INT)),
+    "workers-kill": ("workers", (KILL,)),
     "sweep-kill": ("sweep", (KILL,)),
 }
 
@@ -181,6 +195,33 @@ class Played:
     store: Path = Path()
     problem: str | None = None  # the harness's own failure (a stage never reached, a hang)
     seconds: float = 0.0
+    left: list[int] = field(default_factory=list)  # worker processes alive after the job
+
+
+def workers_of(job: Job) -> list:
+    """The job's worker processes preparing points (``multiprocessing`` spawned children)."""
+    import psutil
+
+    try:
+        children = psutil.Process(job.proc.pid).children()
+    except psutil.Error:
+        return []
+    found = []
+    for child in children:
+        try:
+            if "spawn_main" in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.Error:
+            pass
+    return found
+
+
+def left_alive(workers: list) -> list[int]:
+    """Which of ``workers`` are still alive 10 s after their job ended."""
+    import psutil
+
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    return [p.pid for p in alive]
 
 
 def _env() -> dict[str, str]:
@@ -202,11 +243,13 @@ def play(name: str, base: Path, migrated_db: Path) -> Played:
         job = Job(stage.args(tmp, stub), tmp, _env())
         try:
             stage.arrive(job, tmp, stub)
+            workers = workers_of(job)
             for i, signum in enumerate(signums):
                 if i:
                     time.sleep(GAP_S)
                 job.proc.send_signal(signum)
             played.code = job.finish()
+            played.left = left_alive(workers)
         finally:
             if job.proc.poll() is None:
                 job.proc.kill()
@@ -298,6 +341,7 @@ def test_a_signal_ends_the_job_in_one_line_with_its_run_killed(played, name):
     if killed:
         assert "KILLED" in line, line
     assert len(killed) <= 1
+    assert not case.left, f"worker processes left running: {case.left}"
     assert_store_opens(case.store)
 
 
@@ -321,6 +365,16 @@ def test_sigkill_of_a_single_job_leaves_its_run_killed_by_the_tracking_child(pla
     runs = settled_runs(case.store)
     assert [r.info.status for r in runs] == ["KILLED"]
     assert_store_opens(case.store)
+
+
+def test_sigkill_of_a_job_preparing_in_workers_leaves_no_worker_and_its_run_killed(played):
+    """The kernel ends the workers with the job (PR_SET_PDEATHSIG); the tracking child
+    ends its run KILLED."""
+    case = played["workers-kill"]
+    assert case.problem is None, case.problem
+    assert case.code == -KILL
+    assert not case.left, f"worker processes left running: {case.left}"
+    assert [r.info.status for r in settled_runs(case.store)] == ["KILLED"]
 
 
 def test_sigkill_of_a_sweep_job_leaves_no_finished_empty_run(played):

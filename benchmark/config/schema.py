@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from benchmark.audit.config import AuditConfig
 from benchmark.config.checks import (
@@ -67,6 +67,20 @@ class ExecutionConfig(BaseModel):
     progress: Literal["auto", "bar", "log", "off"] = Field(
         "auto", description="auto: a bar on a terminal, log lines otherwise"
     )
+    prepare_workers: int | Literal["auto"] = Field(
+        "auto",
+        description="worker processes that load sessions, extract probes and compact while "
+        "the LLM calls of points already prepared run (0: in the job's process, before the "
+        "calls); auto: one per CPU (at most 8) for LLM jobs whose preparation needs no model "
+        "and holds at least a million tokens",
+    )
+
+    @field_validator("prepare_workers", mode="before")
+    @classmethod
+    def _workers(cls, value: object) -> object:
+        if value == "auto" or (type(value) is int and 0 <= value <= 64):
+            return value
+        raise ValueError("must be auto or a number of processes from 0 to 64")
 
 
 Objective = Literal["overall", "score_per_kilotoken"]

@@ -99,14 +99,26 @@ def render_context(messages: Sequence[Message], max_tokens: int) -> str:
 def prepare_render(messages: Sequence[Message]) -> None:
     """Render ``messages`` now (off the LLM loop), for every request that shows them whole;
     kept until :func:`forget_prepared` (the end of the job)."""
-    kept, ids = _key(messages)
     with _LOCK:
-        if ids in _PREPARED:
+        if _key(messages)[1] in _PREPARED:
             return
-    context = _Context(kept)
+    adopt_prepared(prepared_context(messages))
+
+
+def prepared_context(messages: Sequence[Message]) -> _Context:
+    """``messages`` rendered whole, not kept yet: a worker process renders a context and
+    sends it with its messages (pickled together, so it holds the same objects), and the
+    job keeps it with :func:`adopt_prepared`."""
+    context = _Context(_key(messages)[0])
     context.render(context.every_block())
+    return context
+
+
+def adopt_prepared(context: _Context) -> None:
+    """Keep a rendered context for the requests that show its messages, until
+    :func:`forget_prepared`."""
     with _LOCK:
-        _PREPARED[ids] = context
+        _PREPARED.setdefault(tuple(map(id, context.kept)), context)
 
 
 def forget_prepared() -> None:

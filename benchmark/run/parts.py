@@ -38,14 +38,23 @@ def build_parts(config: BenchmarkConfig) -> Parts:
     """Build every part before any work, so a missing key or bad option fails at once."""
     ledger = UsageLedger(keep_calls=config.tracking.enabled and config.tracking.trace_llm)
     shared = {"ledger": ledger, "cache": response_cache(config)}
-    summarizer = build(config.summarizer, "summarizer", "summarize", **shared)
-    policy = build(config.policy, "policy", "compact", summarizer=summarizer, **shared)
+    policy = build_policy(config, **shared)
     answerer = build(config.answerer, "answerer", "answer", **shared)
     judge = build(config.judge, "judge", "judge", **shared)
     writer = build_writer(config.probe, **shared)
     check_judge_criteria(config, judge)
     warn_unused_summarizer(config, policy)
     return Parts(policy=policy, answerer=answerer, judge=judge, ledger=ledger, writer=writer)
+
+
+def build_policy(config: BenchmarkConfig, **shared: Any) -> Policy:
+    """The policy, with its summarizer; ``shared``: the job's ledger and reply cache (none
+    for a worker process preparing points, whose policy calls no model)."""
+    shared.setdefault("ledger", UsageLedger(keep_calls=False))
+    shared.setdefault("cache", None)
+    summarizer = build(config.summarizer, "summarizer", "summarize", **shared)
+    policy: Policy = build(config.policy, "policy", "compact", summarizer=summarizer, **shared)
+    return policy
 
 
 def response_cache(config: BenchmarkConfig) -> ResponseCache | None:

@@ -10,39 +10,26 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import wait as futures_wait
 from typing import Any
 
 from benchmark.config.schema import BenchmarkConfig
-from benchmark.errors import UserError
 from benchmark.judge.measured import not_measured
 from benchmark.llm import close_all
 from benchmark.llm.loop import cancel_all
-from benchmark.llm.prompting import forget_prepared, prepare_render
-from benchmark.probe.extract import why_no_probes
-from benchmark.probe.models import Probe
-from benchmark.probe.next_action import skip_reason
-from benchmark.probe.repeats import FirstAsked
-from benchmark.probe.set_cache import load_or_generate
+from benchmark.llm.prompting import adopt_prepared, forget_prepared
 from benchmark.redaction import redactor_for
 from benchmark.run import interrupt
-from benchmark.run.compaction import CompactionConfig, CompactionPoint, find_points, head_warning
 from benchmark.run.interrupt import JobInterrupted
 from benchmark.run.parts import Parts, build_parts
+from benchmark.run.preparation import Compacting, compaction_points, prepare_points
+from benchmark.run.prepare_workers import PreparePool, worker_count
 from benchmark.run.progress import JobProgress
 from benchmark.run.results import JobResult, PointResult
-from benchmark.run.scheduling import (
-    ProbeScheduler,
-    ScheduledPoint,
-    compact_point,
-    failed_future,
-    stage_error,
-)
+from benchmark.run.scheduling import ProbeScheduler, ScheduledPoint, failed_future
 from benchmark.scoring.clusters import shared_task_warning
-from benchmark.scoring.survival import ContextFacts
 from benchmark.transcript.manifest import TranscriptManifest
-from benchmark.transcript.models import Message, Transcript
 from benchmark.transcript.sources import TranscriptStream
 
 log = logging.getLogger(__name__)
@@ -80,8 +67,10 @@ def run_job(
         job.run()
     except KeyboardInterrupt:
         interrupt.arm_second()  # a second signal now ends at once
+        job.stop_workers()
         raise JobInterrupted(job.stop()) from None
     finally:
+        job.stop_workers()
         close_all()
         forget_prepared()
     return job.result(job.points)
@@ -101,7 +90,8 @@ class _Job:
         self.sink = sink or (lambda point: point)
         self.stream: TranscriptStream | None = None
         self.unmeasured = not_measured(config.rubric, parts.judge, parts.answerer)
-        self.first_asked = FirstAsked()
+        self.repeated = 0  # probes asked again at a later point of their session, dropped
+        self.pool: PreparePool | None = None  # worker processes preparing points
         self.pending: list[ScheduledPoint] = []
         self.points: list[PointResult] = []
         self.render_ahead = False  # LLM stages: render each context before the calls start
@@ -120,26 +110,32 @@ class _Job:
         )
         arms = 2 if config.control else 1
         self.render_ahead = scheduler.concurrent
-        compacts = _Compacts(config.compaction)
+        workers = worker_count(config, parts, scheduler.concurrent, self.stream)
+        compacting = Compacting(config.compaction)
         prepared = [0, 0]  # points, probes
         with JobProgress(parts.ledger, config.execution.progress) as progress:
-            # One transcript at a time, let go once its points are prepared. LLM stages: CPU
-            # first, every point's probes and compacted context with no call in flight, so
-            # the CPU work never starves the LLM loop; then every probe at once. Offline
-            # stages run inline: each transcript's points are evaluated and written (their
-            # contexts let go) before the next transcript loads.
-            for transcript in self.stream:
-                start = len(self.pending)
-                self._prepare(transcript, compacts(transcript), progress, arms)
-                del transcript  # the points hold what they need of it
-                fresh = self.pending[start:]
+            # One transcript at a time, let go once its points are prepared. Offline stages
+            # run inline: each transcript's points are evaluated and written (their contexts
+            # let go) before the next transcript loads. LLM stages: in worker processes, each
+            # point's calls start as it arrives while the workers prepare the next; in this
+            # process, CPU first (every point's probes and compacted context with no call in
+            # flight, so the CPU work never starves the LLM loop), then every probe at once.
+            for fresh, repeated in self._prepared(workers, compacting):
+                self.repeated += repeated
+                for scheduled in fresh:
+                    progress.add(len(scheduled.probes) * arms)
+                    if scheduled.rendered is not None:
+                        adopt_prepared(scheduled.rendered)
+                        scheduled.rendered = None
+                self.pending.extend(fresh)  # from here on, Ctrl-C accounts for them
                 prepared[0] += len(fresh)
                 prepared[1] += sum(len(s.probes) for s in fresh)
-                if not scheduler.concurrent:
+                if workers or not scheduler.concurrent:
                     for scheduled in fresh:
                         self._submit(scheduled, scheduler, progress)
+                if not scheduler.concurrent:
                     self.collect(wait=False)
-            compacts.check()
+            compacting.check()
             log.info("loaded %d transcript(s)", len(self.stream.files))
             log.info("prepared %d probe(s) at %d point(s)", prepared[1], prepared[0])
             for scheduled in self.pending:
@@ -155,6 +151,34 @@ class _Job:
             reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(skipped.items()))
             log.info("next_action: %d point(s) without a probe (%s)", skipped.total(), reasons)
 
+    def _prepared(
+        self, workers: int, compacting: Compacting
+    ) -> Iterator[tuple[list[ScheduledPoint], int]]:
+        """Each transcript's prepared points (and its repeated probes dropped), in order:
+        from ``workers`` processes, or prepared here (``workers`` 0)."""
+        config, parts, stream = self.config, self.parts, self.stream
+        assert stream is not None
+        if not workers:
+            for transcript in stream:
+                points = compaction_points(transcript, config.compaction)
+                compacting.note(transcript.id, transcript.total_tokens, bool(points))
+                yield prepare_points(
+                    config, transcript, points, parts.policy, parts.writer, self.render_ahead
+                )
+                del transcript  # the points hold what they need of it
+            return
+        self.pool = PreparePool(config, workers, self.render_ahead)
+        log.info(
+            "preparing points in %d worker process(es); calls start with the first point",
+            workers,
+        )
+        for source in self.pool.prepared(stream):
+            if source.transcript_id is not None:
+                compacting.note(source.transcript_id, source.tokens, source.compacts)
+            yield source.points, source.repeated
+        self.pool.close()
+        self.pool = None
+
     def collect(self, wait: bool) -> None:
         """Move the points whose probes are all in (``wait``: every point) from ``pending``
         through the sink into ``points``, in schedule order. A point stays pending until
@@ -163,61 +187,6 @@ class _Job:
             point = self.pending[0].result(self.config)
             self.pending.pop(0)
             self.points.append(self.sink(point))
-
-    def _prepare(
-        self,
-        transcript: Transcript,
-        transcript_points: list[CompactionPoint],
-        progress: JobProgress,
-        arms: int,
-    ) -> None:
-        """One transcript's points, in order: probes, compacted context, facts' survival."""
-        config, parts = self.config, self.parts
-        previous: tuple[CompactionPoint, list[Message]] | None = None
-        made = 0  # probes from this transcript, plus points skipped with a warning
-        for point in transcript_points:
-            probes, writer_error = _probes(config, transcript, point, parts)
-            probes = self.first_asked(probes)
-            made += len(probes) + (writer_error is not None)
-            progress.add(len(probes) * arms)
-            scheduled = ScheduledPoint(
-                point,
-                [],
-                [],
-                [],
-                [],
-                probe_writer_error=writer_error,
-                next_action_skipped=_next_action_skipped(config, transcript, point),
-                probes=probes,
-            )
-            # The control arm (control=true) asks the same probes of the uncompacted session;
-            # without it, a next_action probe is answered from it inside its evaluation.
-            scheduled.uncompacted = transcript.messages[: point.end]
-            self.pending.append(scheduled)  # from here on, Ctrl-C accounts for it
-            try:
-                context = compact_point(config, transcript, point, parts.policy, previous)
-            except UserError:
-                raise
-            except Exception as exc:  # recorded per probe, never scored
-                error = stage_error("compaction failed", exc)
-                log.warning(
-                    "%s point %d: %s; its %d probe(s) are counted as failed",
-                    transcript.id,
-                    point.ordinal,
-                    error,
-                    len(probes),
-                )
-                scheduled.compaction_error = error
-                scheduled.survival = [None] * len(probes)
-                previous = None  # the next point compacts from the raw session
-                continue
-            facts = ContextFacts(context, scheduled.uncompacted)
-            if self.render_ahead:
-                prepare_render(context)
-            scheduled.context = context
-            scheduled.survival = [facts.survival(p) for p in probes]
-            previous = (point, context)
-        _warn_no_probes(transcript, transcript_points, config, made)
 
     def _submit(
         self, scheduled: ScheduledPoint, scheduler: ProbeScheduler, progress: JobProgress
@@ -240,6 +209,12 @@ class _Job:
                 scheduler.submit(p, scheduled.context, progress, uncompacted=own) for p in probes
             ]
         scheduled.compaction_tried = True
+
+    def stop_workers(self) -> None:
+        """Worker processes still preparing points (an error, a signal) stop now."""
+        if self.pool is not None:
+            pool, self.pool = self.pool, None
+            pool.close(stop=True)
 
     def stop(self) -> JobResult:
         """After Ctrl-C: cancel the calls in flight and keep the probes that finished.
@@ -275,7 +250,7 @@ class _Job:
             context_window=self.config.compaction.context_window,
             not_measured=self.unmeasured,
             points=points,
-            repeated_probes=self.first_asked.repeated,
+            repeated_probes=self.repeated,
             usage={
                 **parts.ledger.metrics(),
                 **({"probes/dropped": parts.writer.dropped} if parts.writer else {}),
@@ -301,97 +276,6 @@ def _settled(point: ScheduledPoint) -> bool:
     """Compacted (or failed to) with every probe's result in: collecting it cannot block."""
     futures = (*point.futures, *point.controls)
     return point.compaction_tried and all(f.done() for f in futures)
-
-
-def _probes(
-    config: BenchmarkConfig, transcript: Transcript, point: CompactionPoint, parts: Parts
-) -> tuple[list[Probe], str | None]:
-    """The point's probes, and why there are none when the probe writer failed.
-
-    A writer that fails (endpoint down, replies it cannot use) skips its point,
-    with the reason logged and counted; the extractor failing is a bug and raises.
-    """
-    try:
-        probes = load_or_generate(
-            transcript, point, config.probe, config.cache_path, writer=parts.writer
-        )
-    except UserError:
-        raise
-    except Exception as exc:
-        if parts.writer is None:
-            raise
-        error = stage_error("probe writer failed", exc)
-        log.warning(
-            "%s point %d: %s; no probes from this point", transcript.id, point.ordinal, error
-        )
-        return [], error
-    return probes, None
-
-
-def _next_action_skipped(
-    config: BenchmarkConfig, transcript: Transcript, point: CompactionPoint
-) -> str | None:
-    """Why the point has no next-action probe when ``probe.types`` asks for one."""
-    if "next_action" not in config.probe.types:
-        return None
-    return skip_reason(transcript, point)
-
-
-class _Compacts:
-    """Each transcript's compaction points, as the transcripts stream in. A session too
-    short to compact gives no probes: a warning, or an error (``check``, once all are in)
-    when no session compacts at all."""
-
-    def __init__(self, config: CompactionConfig) -> None:
-        self.config = config
-        self.trigger = int(config.context_window * config.trigger_ratio)
-        self.compacting = 0
-        self.longest: tuple[int, str] | None = None  # (tokens, id) of the longest session
-
-    def __call__(self, transcript: Transcript) -> list[CompactionPoint]:
-        found = find_points(transcript, self.config)
-        warning = head_warning(transcript, self.config)
-        if warning is not None:
-            log.warning("%s: %s", source_name(transcript), warning)
-        tokens = transcript.total_tokens
-        if self.longest is None or tokens > self.longest[0]:
-            self.longest = (tokens, transcript.id)
-        if found:
-            self.compacting += 1
-        else:
-            log.warning(
-                "transcript %r: %d tokens never pass the compaction trigger (%d tokens = "
-                "compaction.context_window x compaction.trigger_ratio): no probes from it",
-                transcript.id,
-                tokens,
-                self.trigger,
-            )
-        return found
-
-    def check(self) -> None:
-        if not self.compacting and self.longest is not None:
-            tokens, longest = self.longest
-            raise UserError(
-                f"no transcript reaches the compaction trigger ({self.trigger} tokens = "
-                "compaction.context_window x compaction.trigger_ratio; the longest, "
-                f"{longest!r}, has {tokens}): lower compaction.context_window"
-            )
-
-
-def source_name(transcript: Transcript) -> str:
-    """What a warning names: the transcript's file, or its id for a generated session."""
-    source = transcript.source
-    return source if source and not source.startswith("synthetic:") else transcript.id
-
-
-def _warn_no_probes(
-    transcript: Transcript, points: list[CompactionPoint], config: BenchmarkConfig, made: int
-) -> None:
-    """A transcript that compacts but gives no probe is a warning naming it and why."""
-    if points and not made:
-        log.warning(
-            "%s: %s", source_name(transcript), why_no_probes(transcript, points, config.probe)
-        )
 
 
 def judge_records(point: PointResult) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ import asyncio
 import logging
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from benchmark.answerer.base import Answer
 from benchmark.config.schema import BenchmarkConfig
@@ -108,6 +109,7 @@ class ScheduledPoint:
     probes: list[Probe] = field(default_factory=list)
     compaction_tried: bool = False  # compacted (or failed to) and its probes scheduled
     uncompacted: list[Message] | None = None  # the control arm's context (control=true)
+    rendered: Any = None  # the context rendered in a worker process, kept once received
 
     def result(self, config: BenchmarkConfig) -> PointResult:
         controls = [c.result() for c in self.controls] or [None] * len(self.futures)

@@ -26,7 +26,9 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -57,6 +59,23 @@ SUBAGENT_SKIPPED = (
 SIDE_FILE = "not a session of any format (metadata, settings, todos...): {why}; skipped"
 
 
+@dataclass(frozen=True)
+class Source:
+    """One session to generate (``path`` None) or file to import, and the id it gets."""
+
+    index: int
+    path: Path | None
+    name: str
+    named: bool  # a file the user named (not met in a folder scan): its errors may quote it
+
+
+class Loaded(NamedTuple):
+    """A loaded source: its redacted transcript (None: skipped) and its manifest entry."""
+
+    transcript: Transcript | None
+    entry: SourceFile | SkippedFile
+
+
 class LoadedTranscripts(BaseModel):
     transcripts: list[Transcript]
     manifest: TranscriptManifest
@@ -85,7 +104,8 @@ class TranscriptStream:
     here keeps it. A bad ``transcript.path`` fails on construction; no file importable
     fails when the iteration ends. Two files with the same name (stem) would collide in
     probe ids and artifacts: each is named ``<stem>-<i>``, ``i`` its index among the
-    files imported.
+    files found (known before any is read, so a source can load in a worker process:
+    ``sources``, ``load``, ``accept``, ``finish``; iterating does all four in order).
     """
 
     def __init__(
@@ -125,88 +145,110 @@ class TranscriptStream:
             passed_over=dict(sorted(self.found.ignored.items())),
         )
 
-    def __iter__(self) -> Iterator[Transcript]:
+    def sources(self) -> list[Source]:
+        """What the job reads, in order: one ``Source`` per session to generate or file to
+        import, each named already (so each can be loaded on its own, in any process)."""
         config = self.config
         if isinstance(config, SyntheticTranscripts):
-            return self._generate(config)
-        return self._import_all(config)
-
-    def _generate(self, config: SyntheticTranscripts) -> Iterator[Transcript]:
-        """Session ``i`` is generated from ``session_seed(config.seed, i)``: no two (seed,
-        index) pairs share a session, so runs with different seeds are independent."""
-        for i in range(config.sessions):
-            t, counts = load_or_generate(
-                session_seed(config.seed, i),
-                config.target_tokens,
-                f"synthetic-s{config.seed}-{i}",
-                self.redactor,
-                self.cache_dir,
-            )
-            self.files.append(_source(t, t.source, "synthetic", t.content_hash, 0, [], counts))
-            yield t
-            del t  # not held while the next one loads
-
-    def _import_all(self, config: FileTranscripts) -> Iterator[Transcript]:
+            return [
+                Source(i, None, f"synthetic-s{config.seed}-{i}", False)
+                for i in range(config.sessions)
+            ]
         found, redactor = self.found, self.redactor
         assert found is not None
+        # Ids from the files' names, secrets in them replaced (the job's patterns too).
+        names = {path: transcript_name(path, redactor.text) for path in found.files}
+        stems = Counter(names.values())
+        return [
+            Source(i, path, f"{names[path]}-{i}" if stems[names[path]] > 1 else names[path], named)
+            for i, (path, named) in enumerate(found.files.items())
+        ]
+
+    def __iter__(self) -> Iterator[Transcript]:
+        self.announce()
+        for source in self.sources():
+            transcript = self.accept(self.load(source))
+            if transcript is not None:
+                yield transcript
+                del transcript  # not held while the next one loads
+        self.finish()
+
+    def announce(self) -> None:
+        """Log what a folder scan passed over; once, before the first ``load``."""
+        found = self.found
+        if found is None:
+            return
         for path, why in found.passed:
             log.warning("skipped %s: %s", path, why)
             self.skipped.append(SkippedFile(path=scrub(str(path)), error=why))
         if found.ignored:
             log.info("transcript.path: also passed over %s", counted(found.ignored))
-        # Ids from the files' names, secrets in them replaced (the job's patterns too).
-        names = {path: transcript_name(path, redactor.text) for path in found.files}
-        stems = Counter(names.values())
-        for path, named in found.files.items():
-            try:
-                item, transcript, counts = _import(path, config, redactor)
-            except TranscriptError as exc:
-                self._skip(exc, path, named, config)
-                continue
-            warnings = [redactor.text(w) for w in item.warnings]
-            notes = [redactor.text(n) for n in item.notes]
-            name = names[path]
-            if stems[name] > 1:
-                name = f"{name}-{len(self.files)}"
-            if name != transcript.id:
-                transcript = transcript.model_copy(update={"id": name})
-            _log_warnings(item.path, warnings)
-            self.files.append(
-                _source(
-                    transcript,
-                    item.path,
-                    item.format,
-                    item.sha256,
-                    item.size,
-                    warnings,
-                    counts,
-                    notes,
-                ).model_copy(update={"task": item.task})
+
+    def load(self, source: Source) -> Loaded:
+        """One source loaded and redacted, with its manifest entry; a file that cannot be
+        imported is its ``SkippedFile`` (or, with ``on_error=fail``, a ``UserError``).
+        Touches no state of the stream, so it can run in a worker process."""
+        config = self.config
+        if isinstance(config, SyntheticTranscripts):
+            t, counts = load_or_generate(
+                session_seed(config.seed, source.index),
+                config.target_tokens,
+                source.name,
+                self.redactor,
+                self.cache_dir,
             )
-            del item  # its transcript is the unredacted one
-            yield transcript
-            del transcript  # not held while the next one loads
-        if not self.files:
+            return Loaded(t, _source(t, t.source, "synthetic", t.content_hash, 0, [], counts))
+        assert source.path is not None
+        try:
+            item, transcript, counts = _import(source.path, config, self.redactor)
+        except TranscriptError as exc:
+            return Loaded(None, self._skip(exc, source.path, source.named, config))
+        warnings = [self.redactor.text(w) for w in item.warnings]
+        notes = [self.redactor.text(n) for n in item.notes]
+        if source.name != transcript.id:
+            transcript = transcript.model_copy(update={"id": source.name})
+        _log_warnings(item.path, warnings)
+        entry = _source(
+            transcript, item.path, item.format, item.sha256, item.size, warnings, counts, notes
+        ).model_copy(update={"task": item.task})
+        return Loaded(transcript, entry)  # ``item`` (the unredacted transcript) is let go
+
+    def accept(self, loaded: Loaded) -> Transcript | None:
+        """Enter a loaded source in the manifest, in order; its transcript (None: skipped)."""
+        self.accept_entry(loaded.entry)
+        return loaded.transcript
+
+    def accept_entry(self, entry: SourceFile | SkippedFile) -> None:
+        """Enter a source's manifest entry (loaded elsewhere), in order."""
+        if isinstance(entry, SkippedFile):
+            self.skipped.append(entry)
+        else:
+            self.files.append(entry)
+
+    def finish(self) -> None:
+        """Once every source is loaded: a folder with no importable file is an error."""
+        found = self.found
+        if found is not None and not self.files:
             first = self.skipped[len(found.passed)]  # the first file read (passed over first)
             raise UserError(
                 f"transcript.path: none of the {len(found.files)} files could be imported "
                 f"(first: {first.path}: {first.error})"
             )
 
-    def _skip(self, exc: TranscriptError, path: Path, named: bool, config: FileTranscripts) -> None:
+    def _skip(
+        self, exc: TranscriptError, path: Path, named: bool, config: FileTranscripts
+    ) -> SkippedFile:
         """A file that could not be imported: skipped with why, or the job fails."""
         if isinstance(exc, SubagentLog) and not named:
             log.info("skipped %s: %s", path, SUBAGENT_SKIPPED)
-            self.skipped.append(SkippedFile(path=scrub(str(path)), error=SUBAGENT_SKIPPED))
-            return
+            return SkippedFile(path=scrub(str(path)), error=SUBAGENT_SKIPPED)
         # What is wrong, never what the file holds: a scan meets whatever is in a folder (a
         # link to a system file, someone's keys). Only a file the user named is quoted, and
         # only in the error that stops the job.
         if isinstance(exc, NotATranscript) and not named:
             note = SIDE_FILE.format(why=exc.located(self.redactor.text, quotes=False))
             log.info("skipped %s: %s", path, note)
-            self.skipped.append(SkippedFile(path=scrub(str(path)), error=note))
-            return
+            return SkippedFile(path=scrub(str(path)), error=note)
         if config.on_error == "fail":
             error = exc.located(self.redactor.text, quotes=named)
             raise UserError(
@@ -214,7 +256,7 @@ class TranscriptStream:
             ) from None
         error = exc.located(self.redactor.text, quotes=False)
         log.warning("skipped %s: %s", exc.path, error)
-        self.skipped.append(SkippedFile(path=scrub(str(path)), error=error, line=exc.line))
+        return SkippedFile(path=scrub(str(path)), error=error, line=exc.line)
 
 
 def _import(
