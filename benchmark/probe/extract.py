@@ -33,7 +33,7 @@ from benchmark.run.compaction import CompactionPoint
 from benchmark.transcript.models import Transcript
 
 # Bump when extraction changes what it produces: it keys the probe cache.
-EXTRACTOR_VERSION = "13"
+EXTRACTOR_VERSION = "14"
 
 
 def _both(*extractors: Callable[[View], list[Candidate]]) -> Callable[[View], list[Candidate]]:

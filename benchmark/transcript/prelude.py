@@ -4,9 +4,11 @@ Agent CLIs send long instructions before the task: Codex a system/developer
 message (~13-17K tokens), then user-role messages it injects (AGENTS.md as
 ``# AGENTS.md instructions for <dir>`` or ``<user_instructions>``, and
 ``<environment_context>``); Claude Code injected ``<system-reminder>`` and
-local-command caveat messages. These are harness text, not the task: the
-protected head (``compaction.head_messages: auto``) keeps them together with
-the first real request, and probes never ask about them.
+local-command caveat messages; SWE-agent a demonstration (another task solved, as one
+message, or as ``is_demo`` entries its importer joins into one named ``demonstration``).
+These are harness text, not the task: the protected head
+(``compaction.head_messages: auto``) keeps them together with the first real request,
+and probes never ask about them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import re
 
 from benchmark.transcript.models import Message
 
+DEMONSTRATION = "demonstration"  # the name of a user message that is a demonstration
+# How SWE-agent's demonstration template opens (a demonstration in a chat export of its log).
+_DEMO_OPENING = "here is a demonstration of how to correctly accomplish this task"
 # A user message that opens with one of these is harness text throughout.
 _OPENINGS = (
     "# agents.md instructions for",
@@ -23,6 +28,7 @@ _OPENINGS = (
     "<command-message>",
     "<local-command-stdout>",
     "<local-command-stderr>",
+    _DEMO_OPENING,
 )
 # Blocks a harness wraps its text in: a message made of nothing else is injected.
 _BLOCKS = re.compile(
@@ -39,12 +45,23 @@ def is_injected(message: Message) -> bool:
     """
     if message.role != "user" or message.tool_calls or message.compaction is not None:
         return False
+    if is_demonstration(message):
+        return True
     text = (message.content or "").strip()
     if not text:
         return False
     if text.lower().startswith(_OPENINGS):
         return True
     return not _BLOCKS.sub("", text).strip()
+
+
+def is_demonstration(message: Message) -> bool:
+    """True for a demonstration the harness showed before the task (SWE-agent's): an example
+    of another task, never this session's work."""
+    if message.role != "user":
+        return False
+    opening = (message.content or "").lstrip()[: len(_DEMO_OPENING)].lower()
+    return message.name == DEMONSTRATION or opening == _DEMO_OPENING
 
 
 def prelude_end(messages: list[Message]) -> int:

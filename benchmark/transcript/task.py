@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from benchmark.transcript.models import Message
+from benchmark.transcript.prelude import is_demonstration
 
 _STATEMENT = (
     re.compile(r"ISSUE:\n(.*?)\n\s*INSTRUCTIONS:", re.S),
@@ -23,7 +24,6 @@ _STATEMENT = (
 )
 # Harness text a session opens with before the user's own prompt.
 _INJECTED = ("<environment_context", "<user_instructions", "# agents.md", "<command-", "caveat:")
-_DEMO = "here is a demonstration"
 
 
 def task_id(
@@ -48,7 +48,7 @@ def _hash(text: str) -> str:
 
 def _statement(messages: list[Message]) -> str | None:
     for m in messages:
-        if m.role != "user" or not m.content or m.content.lower().startswith(_DEMO):
+        if m.role != "user" or not m.content or is_demonstration(m):
             continue
         for pattern in _STATEMENT:
             found = pattern.findall(m.content)
@@ -80,7 +80,8 @@ def _explicit_id(value: Any) -> str | None:
 
 def _first_prompt(messages: list[Message]) -> str | None:
     for m in messages:
-        if m.role == "user" and m.content and not m.content.lower().lstrip().startswith(_INJECTED):
+        lead = (m.content or "").lower().lstrip()
+        if m.role == "user" and lead and not lead.startswith(_INJECTED) and not is_demonstration(m):
             return m.content
     return None
 

@@ -41,6 +41,10 @@ _ITEMS = frozenset(
         "web_search_call",
     }
 )
+# Items that are no conversation, skipped without a word: reasoning (encrypted, or a summary
+# the model is not shown again) and the harness's own undo snapshots (``ghost_snapshot``,
+# a git commit id Codex writes before each turn's edits).
+_SILENT_ITEMS = frozenset({"reasoning", "ghost_snapshot"})
 _ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
 _LABELS = {str: "text", dict: "an object", list: "a list"}
 
@@ -205,7 +209,7 @@ class _Rollout:
         elif kind in ("function_call_output", "custom_tool_call_output"):
             call_id = _call_id(doc, item, at, line)
             out.result(call_id, _output(doc, item.get("output"), f"{at}output", line), line)
-        elif kind != "reasoning":  # reasoning is encrypted or a summary: not conversation
+        elif kind not in _SILENT_ITEMS:
             self._skip(kind, line)
 
 

@@ -7,6 +7,12 @@ Both SWE-agent generations are read. Newer ones log function calls
 ``action`` is a command and the next ``user`` entry is its observation. Those
 become tool calls too (``bash``, or the interface command: ``open``,
 ``create``, ``edit`` ...), so every SWE-agent session has the same shape.
+
+A demonstration (``is_demo`` entries: another task solved, shown before this
+one) is harness text, not the session: its entries become one user message
+named ``demonstration`` (what SWE-agent itself sends without
+``put_demos_in_history``), part of the prelude, so its calls are never read as
+the session's work and no probe asks about them.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any
 from benchmark.activity.actions import parse_command
 from benchmark.transcript.formats._builder import ConversationBuilder, text_of
 from benchmark.transcript.formats._document import Document, TranscriptError, shown
+from benchmark.transcript.prelude import DEMONSTRATION
 
 NAME = "swe_agent"
 _ROLES = ("system", "user", "assistant", "tool")
@@ -47,6 +54,13 @@ def _history(doc: Document, history: list[Any], out: ConversationBuilder) -> Non
     for n, entry in enumerate(history):
         if not isinstance(entry, dict):
             raise doc.fail(f"history[{n}]: expected an object, got {type(entry).__name__}")
+    demos = [n for n, entry in enumerate(history) if entry.get("is_demo") is True]
+    demo = "\n".join(t for t in (_demo_text(doc, n, history[n]) for n in demos) if t.strip())
+    for n, entry in enumerate(history):
+        if entry.get("is_demo") is True:
+            if n == demos[0] and demo.strip():  # the whole demonstration, where it began
+                out.user(demo, name=DEMONSTRATION)
+            continue
         role = entry.get("role")
         if role not in _ROLES:
             raise doc.fail(f"history[{n}]: field 'role': unknown role {shown(role)}")
@@ -71,6 +85,19 @@ def _history(doc: Document, history: list[Any], out: ConversationBuilder) -> Non
             out.user(content)
         else:
             out.system(content)
+
+
+def _demo_text(doc: Document, n: int, entry: dict[str, Any]) -> str:
+    """One demonstration entry as SWE-agent joins them into one message: its content (an
+    action the content does not already hold is added)."""
+    try:
+        content = text_of(entry.get("content"))
+    except TypeError as exc:
+        raise doc.fail(f"history[{n}]: field 'content': {exc}") from None
+    action = entry.get("action")
+    if isinstance(action, str) and action.strip() and action.strip() not in content:
+        content = f"{content}\n{action.strip()}" if content.strip() else action.strip()
+    return content
 
 
 def _assistant(
