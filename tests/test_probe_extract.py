@@ -445,8 +445,9 @@ def test_swe_agent_trajectories_give_three_probe_types(stem, shared_data):
 def test_swe_agent_issue_error_and_fix_decision(shared_data):
     transcript = _swe_transcript(shared_data, "swe-agent__test-repo-i1")
     probes = [p for _, probes in _all_points(transcript) for p in probes]
-    reported = [p for p in probes if "the user report" in p.question]
-    assert reported and _facts(reported) == {"SyntaxError: invalid syntax"}
+    # The report is the user's request, in the protected head since demonstrations are
+    # prelude: every policy keeps it, so no probe asks about it.
+    assert not [p for p in probes if "the user report" in p.question]
     assert _facts(_of(probes, "decision"), "choice") == {"add the missing colon"}
     assert _facts(_of(probes, "decision"), "rationale") == {
         "the function definition for `division` is missing a colon at the end"
