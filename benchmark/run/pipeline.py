@@ -96,6 +96,7 @@ class _Job:
         self.points: list[PointResult] = []
         self.render_ahead = False  # LLM stages: render each context before the calls start
         self.before_calls: Callable[[], None] | None = None
+        self.calls_started = False  # said once, in the log: the LLM phase starts
 
     def run(self) -> None:
         config, parts = self.config, self.parts
@@ -195,6 +196,9 @@ class _Job:
         if self.before_calls is not None:  # once, before the first probe's calls
             ready, self.before_calls = self.before_calls, None
             ready()
+        if scheduler.concurrent and not self.calls_started:
+            self.calls_started = True
+            log.info("calls start: %d point(s) prepared so far", len(self.pending))
         probes, uncompacted = scheduled.probes, scheduled.uncompacted
         if self.config.control and uncompacted is not None:
             scheduled.controls = [
