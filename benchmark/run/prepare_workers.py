@@ -17,6 +17,7 @@ Their log records are sent back with each transcript and logged here, in order.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import multiprocessing
 import os
@@ -103,15 +104,17 @@ class PreparePool:
         )
 
     def prepared(self, stream: TranscriptStream) -> Iterator[PreparedSource]:
-        """Each of ``stream``'s sources prepared, in order, entered in its manifest; a few
-        ahead are being prepared while the caller submits the last one's calls."""
+        """Each of ``stream``'s sources prepared, in order, entered in its manifest. All are
+        queued at once: the workers go on while the caller waits (for the tracking store
+        before the first call, say), and what they prepare is held here either way, until
+        its calls are done."""
         stream.announce()
-        sources = deque(stream.sources())
-        ahead: deque[Future[PreparedSource]] = deque()
-        while sources or ahead:
-            while sources and len(ahead) < 2 * self.workers:
-                ahead.append(self._submit(sources.popleft()))
+        ahead = deque(self._submit(source) for source in stream.sources())
+        while ahead:
             prepared = ahead.popleft().result()
+            # Its points live as long as the job: frozen, so the collector, which unpickling
+            # them set going, does not scan them again at every full collection.
+            gc.freeze()
             for record in prepared.records:
                 logger = logging.getLogger(record.name)
                 if logger.isEnabledFor(record.levelno):
