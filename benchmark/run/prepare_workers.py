@@ -138,9 +138,10 @@ class PreparePool:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def close(self, stop: bool = False) -> None:
-        """Let the workers go; ``stop`` (a signal, an error): drop what they were doing."""
+        """Let the workers go (they exit in the background: every source is prepared);
+        ``stop`` (a signal, an error): drop what they were doing, and wait for them."""
         if not stop:
-            self._pool.shutdown(wait=True)
+            self._pool.shutdown(wait=False)
             return
         processes = list(getattr(self._pool, "_processes", {}).values())
         self._pool.shutdown(wait=False, cancel_futures=True)
