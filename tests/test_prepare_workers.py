@@ -151,3 +151,42 @@ def test_auto_uses_workers_only_where_they_pay(monkeypatch):
     ]
     assert counted(*big, *calls, *summarizing) == 0
     assert counted(*big, *calls, *summarizing, "execution.prepare_workers=3") == 0
+
+
+def test_a_worker_killed_ends_the_job_in_one_line(openai_stub, tmp_path):
+    """A worker the kernel kills (out of memory, say) is one error line, exit 2."""
+    import os
+    import signal
+    import time
+
+    import psutil
+    from conftest import start_benchmark
+
+    openai_stub.latency = 3600  # calls never answer: the job is preparing or waiting
+    args = [
+        *[o for o in SESSIONS if o != "transcript.sessions=5"],
+        "transcript.sessions=12",
+        "transcript.target_tokens=160000",
+        f"cache.dir={tmp_path / 'cache'}",
+        *llm(openai_stub.base_url),
+        "execution.prepare_workers=2",
+    ]
+    proc = start_benchmark(args, tmp_path, {**os.environ, "OPENAI_API_KEY": "sk-test"})
+    try:
+        deadline = time.monotonic() + 60
+        workers: list = []
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            children = psutil.Process(proc.pid).children()
+            workers = [c for c in children if "spawn_main" in " ".join(c.cmdline())]
+            time.sleep(0.05)
+        assert len(workers) == 2, "no workers"
+        workers[0].send_signal(signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, err[-2000:]
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "execution.prepare_workers=0" in errors[0], err[-2000:]
+    assert "Traceback" not in err
+    assert not psutil.wait_procs(workers, timeout=10)[1]

@@ -25,10 +25,12 @@ import signal
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchmark.config.schema import BenchmarkConfig
+from benchmark.errors import UserError
 from benchmark.llm.prompting import adopt_prepared
 from benchmark.redaction import redactor_for
 from benchmark.run.parts import Parts, build_policy
@@ -111,7 +113,13 @@ class PreparePool:
         stream.announce()
         ahead = deque(self._submit(source) for source in stream.sources())
         while ahead:
-            prepared = ahead.popleft().result()
+            try:
+                prepared = ahead.popleft().result()
+            except BrokenProcessPool:
+                raise UserError(
+                    "a worker process preparing points ended abruptly (killed, or out of "
+                    "memory?); execution.prepare_workers=0 prepares them in the job's process"
+                ) from None
             # Its points live as long as the job: frozen, so the collector, which unpickling
             # them set going, does not scan them again at every full collection.
             gc.freeze()
