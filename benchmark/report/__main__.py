@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchmark.arg_parser import OneLineParser
 from benchmark.errors import UserError, print_error
 from benchmark.probe.models import PROBE_TYPES
 
@@ -25,7 +26,7 @@ DEFAULT_REFERENCE = "none"  # the control arm: no compaction at all
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="python -m benchmark.report",
         description="Compare benchmark runs of a sweep or an experiment, with 95% CIs.",
     )
