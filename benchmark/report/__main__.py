@@ -69,6 +69,26 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The report, or one line and 128 + n when a signal stops it: SIGTERM, SIGHUP or
+    Ctrl-C (a report run being logged is ended KILLED, not left RUNNING or FINISHED)."""
+    from benchmark.run import interrupt
+
+    previous = interrupt.install()
+    try:
+        return _report(argv)
+    except KeyboardInterrupt:
+        from benchmark.tracking.run_end import end_active_run
+
+        sys.stdout.flush()
+        print_error(interrupt.line(None, end_active_run("KILLED") or "no report was logged"))
+        interrupt.exiting()
+        return interrupt.exit_code()
+    finally:
+        if interrupt.received() is None:  # an in-process caller gets its handlers back
+            interrupt.restore(previous)
+
+
+def _report(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
     from benchmark.tracking import telemetry
 
@@ -167,4 +187,8 @@ def _print(comparison: Comparison, files: ReportFiles) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    from benchmark.run import interrupt
+
+    interrupt.exiting()  # a signal while MLflow's exit handlers run: 128 + n, not killed
+    sys.exit(code)
