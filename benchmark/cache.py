@@ -8,15 +8,14 @@ files, never other files that happen to live in the folder.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NoReturn
 
 from rich.console import Console
 from rich.table import Table
 
+from benchmark.arg_parser import OneLineParser
 from benchmark.errors import UserError, print_error
 from benchmark.llm.reply_cache import CacheCorruptError, CacheStats, ResponseCache
 from benchmark.llm.reply_cache import cache_files as reply_store_files
@@ -27,11 +26,6 @@ FILE_CACHES = (
     ("probe sets", "probe cache files", PROBE_DIR),
     ("generated sessions", "session cache files", SESSION_DIR),
 )
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"error: {message}\n")
 
 
 def human_size(size: int) -> str:
@@ -119,7 +113,7 @@ def clear(folder: Path, console: Console) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="python -m benchmark.cache",
         description="Show or clear the benchmark's LLM reply, probe and session caches.",
     )

@@ -18,11 +18,16 @@ class JobFailed(Exception):
 # C0/C1 control characters (ANSI escapes start with ESC) and Unicode line separators.
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Invisible format characters: bidirectional overrides and isolates (U+202E shows the rest
+# of a line reversed, so an error line could read as another), zero-width spaces and joiners,
+# the byte order mark. Shown as \uNNNN, so a value that differs by one is told apart.
+_INVISIBLE = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
 
 
 def one_line(text: str) -> str:
     """``text`` as one printable line: line breaks shown as ``\\n``, control characters
-    (an ANSI escape's ESC included) as ``\\xNN``, secrets scrubbed.
+    (an ANSI escape's ESC included) as ``\\xNN``, invisible format characters (a
+    right-to-left override, a zero-width space) as ``\\uNNNN``, secrets scrubbed.
 
     Every message that quotes a value the user or a file gave goes through here before a
     terminal or a log sees it.
@@ -30,6 +35,7 @@ def one_line(text: str) -> str:
     from benchmark.redaction import scrub_setting
 
     text = _LINE_BREAK.sub(r"\\n", scrub_setting(text))
+    text = _INVISIBLE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
     return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m[0]):02x}", text.replace("\t", " "))
 
 

@@ -40,6 +40,7 @@ SECRETS = {
     "github_token": "ghp_T4k9Qz2Lm7Xv3Rp8Wn1Bc6Df0Gh5Jk2Ls9Yt4Pq",
     "slack_token": "xoxb-284619375024-5836102947316-Hq7Wd2Lx9Vb4Nm1Zk8Pc3Ry6",
     "google_api_key": "AIzaSyQ4x9Lm2Vb7Np3Rt8Wz1Kc6Dh0Gj5Fy2Hs9",
+    "service_token": "glpat-Vb7Np3Rt8Wz1Kc6Dh0Gj5",
     "stripe_key": "sk_live_51Nq8Xv2Lm7Rt4Wz9Bc3Df6Gh",
     "huggingface_token": "hf_QmXvLpRtWzAbCdEfGhJkMnPqRsTuVwYzAbCd",
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiaWxsaW5nLXN2YyIsInJvbGUiOiJhZG1pbiJ9."
@@ -131,7 +132,8 @@ def secret_session(tag: str) -> list[dict]:
         {
             "role": "user",
             "content": f"Fix the failing invoice tests. Stripe is {s['stripe_key']}; "
-            f"never commit it. The maps key is {s['google_api_key']}.",
+            f"never commit it. The maps key is {s['google_api_key']}, the CI token "
+            f"{s['service_token']}.",
         },
     ]
     for text, call, output in steps:

@@ -12,15 +12,15 @@ extractor: an LLM writer would need the network and cost tokens.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn, get_args
+from typing import get_args
 
 from rich.console import Console
 from rich.markup import escape
 
+from benchmark.arg_parser import OneLineParser
 from benchmark.config.schema import BenchmarkConfig
 from benchmark.errors import UserError, print_error
 from benchmark.preview.render import render, render_review
@@ -29,11 +29,6 @@ from benchmark.transcript.config import ImportFormat
 from benchmark.transcript.scan import expand_found
 
 __all__ = ["preview_file", "load_config", "main", "render"]
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"error: {message}\n")
 
 
 def load_config(paths: list[str], overrides: list[str]) -> BenchmarkConfig:
@@ -72,7 +67,7 @@ def _first_line(exc: Exception) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="python -m benchmark.preview",
         description="Show what transcript files hold and the compaction points and probes "
         "a job with the same config overrides would find.",

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from benchmark.redaction.token_formats import SERVICE_HINTS, SERVICE_TOKENS, has_generated_run
 from benchmark.user_error import UserError
 
 PLACEHOLDER_PREFIX = "[REDACTED:"
@@ -148,6 +149,12 @@ def _after(prefix: str) -> Callable[[str], bool]:
     return lambda value: random_looking(value[len(prefix) :]) if value.startswith(prefix) else False
 
 
+def _openai_body(value: str) -> bool:
+    """An ``sk-`` key: its body mixed-case and digits (OpenAI's), or a long run of letters
+    and digits (the lower-case hex of DeepSeek, OpenRouter's ``sk-or-v1-``, gateways)."""
+    return _after("sk-")(value) or has_generated_run(value[3:])
+
+
 def not_reference(value: str) -> bool:
     return not is_reference(value)
 
@@ -239,7 +246,7 @@ BUILTIN: dict[str, Detector] = {
         ),
         Detector(
             "openai_key",
-            (_r(rf"{_START}sk-(?!ant-)[A-Za-z0-9_-]{{20,}}", _after("sk-")),),
+            (_r(rf"{_START}sk-(?!ant-)[A-Za-z0-9_-]{{20,}}", _openai_body),),
             hints=("sk-",),
         ),
         Detector(
@@ -272,6 +279,11 @@ BUILTIN: dict[str, Detector] = {
             "aws_access_key_id",
             (_r(rf"{_START}(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}{_END}"),),
             hints=("akia", "asia", "abia", "acca"),
+        ),
+        Detector(
+            "service_token",
+            tuple(Rule(re.compile(rf"{_START}(?:{p}){_END}")) for p, _ in SERVICE_TOKENS),
+            hints=SERVICE_HINTS,
         ),
         Detector(
             "jwt",

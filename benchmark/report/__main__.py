@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchmark.arg_parser import OneLineParser
 from benchmark.errors import UserError, print_error
 from benchmark.probe.models import PROBE_TYPES
 
@@ -25,7 +26,7 @@ DEFAULT_REFERENCE = "none"  # the control arm: no compaction at all
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="python -m benchmark.report",
         description="Compare benchmark runs of a sweep or an experiment, with 95% CIs.",
     )
@@ -68,6 +69,26 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The report, or one line and 128 + n when a signal stops it: SIGTERM, SIGHUP or
+    Ctrl-C (a report run being logged is ended KILLED, not left RUNNING or FINISHED)."""
+    from benchmark.run import interrupt
+
+    previous = interrupt.install()
+    try:
+        return _report(argv)
+    except KeyboardInterrupt:
+        from benchmark.tracking.run_end import end_active_run
+
+        sys.stdout.flush()
+        print_error(interrupt.line(None, end_active_run("KILLED") or "no report was logged"))
+        interrupt.exiting()
+        return interrupt.exit_code()
+    finally:
+        if interrupt.received() is None:  # an in-process caller gets its handlers back
+            interrupt.restore(previous)
+
+
+def _report(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
     from benchmark.tracking import telemetry
 
@@ -166,4 +187,8 @@ def _print(comparison: Comparison, files: ReportFiles) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    from benchmark.run import interrupt
+
+    interrupt.exiting()  # a signal while MLflow's exit handlers run: 128 + n, not killed
+    sys.exit(code)

@@ -19,6 +19,7 @@ from types import FrameType
 
 from pydantic import ValidationError
 
+from benchmark.arg_parser import OneLineParser, finite, port
 from benchmark.errors import print_error
 from benchmark.stub.faults import FAULT_KINDS, FaultMix
 from benchmark.stub.local import LocalMode
@@ -27,18 +28,18 @@ from benchmark.stub.server import OpenAIStub
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="python -m benchmark.stub",
         description="A loopback OpenAI-compatible server with latency and fault injection.",
     )
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    p.add_argument("--latency", type=float, default=0.0, help="seconds added to every call")
-    p.add_argument("--fault-rate", type=float, default=0.0, help="fraction of calls that fault")
+    p.add_argument("--port", type=port, default=0, help="0 picks a free port")
+    p.add_argument("--latency", type=finite, default=0.0, help="seconds added to every call")
+    p.add_argument("--fault-rate", type=finite, default=0.0, help="fraction of calls that fault")
     p.add_argument("--fault-kinds", default=",".join(FAULT_KINDS))
     p.add_argument("--seed", type=int, default=0, help="seed of the fault draws")
-    p.add_argument("--hang-s", type=float, default=5.0, help="how long a hang lasts")
-    p.add_argument("--retry-after", type=float, default=0.05, help="Retry-After of a 429")
+    p.add_argument("--hang-s", type=finite, default=5.0, help="how long a hang lasts")
+    p.add_argument("--retry-after", type=finite, default=0.05, help="Retry-After of a 429")
     p.add_argument("--scripted", action="store_true", help="answer the benchmark's prompts validly")
     local = p.add_argument_group(
         "local mode", "a llama.cpp-class server with a small (scripted) model behind it"
@@ -50,7 +51,7 @@ def parser() -> argparse.ArgumentParser:
     )
     local.add_argument("--local-model", default=None, help="the model name /v1/models lists")
     local.add_argument("--context-window", type=int, default=None, help="tokens (default 8192)")
-    local.add_argument("--tokens-per-s", type=float, default=None, help="0 = instant (default)")
+    local.add_argument("--tokens-per-s", type=finite, default=None, help="0 = instant (default)")
     return p
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
-from benchmark.errors import UserError
+from benchmark.errors import UserError, one_line
 from benchmark.run import interrupt
 from benchmark.tracking.config import TrackingConfig
 from benchmark.tracking.store_check import check_sqlite, open_store, preload, store_lock
@@ -221,14 +221,21 @@ PROBE_PATH = "/api/2.0/mlflow/experiments/search?max_results=1"
 
 
 def _check_health(uri: str, host: str, port: int, prefix: str, timeout_s: float) -> None:
-    """``GET <uri>`` + ``PROBE_PATH`` answers within ``timeout_s``, is no server error and
-    not 404 (no MLflow API there): else MLflow would fail only when the run is logged."""
+    """``GET <uri>`` + ``PROBE_PATH`` answers within ``timeout_s`` in all (status and body),
+    is 200 (401 or 403 behind a login; not a redirect, a 404 or a server error) and, when
+    200, a JSON object: else
+    MLflow would fail only when the run is logged, in a traceback (an empty or HTML body, a
+    gzip bomb) or never (a body that trickles or never ends: its reads have no deadline)."""
     import http.client
+    import time
 
     conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
+    deadline = time.monotonic() + timeout_s
     try:
-        conn.request("GET", f"{prefix}{PROBE_PATH}")
-        status = conn.getresponse().status
+        conn.request("GET", f"{prefix}{PROBE_PATH}", headers={"Accept-Encoding": "identity"})
+        response = conn.getresponse()
+        status = response.status
+        body = _bounded_body(response, deadline) if status == 200 else b""
     except (OSError, http.client.HTTPException) as exc:
         why = f"no answer within {timeout_s:g} s" if isinstance(exc, TimeoutError) else str(exc)
         raise UserError(
@@ -247,6 +254,46 @@ def _check_health(uri: str, host: str, port: int, prefix: str, timeout_s: float)
             f"tracking server {uri} has no MLflow API (404 on {PROBE_PATH.split('?')[0]}); "
             "check the address, or set tracking.uri"
         )
+    if status not in (200, 401, 403):  # a redirect (MLflow follows none well), a 4xx
+        raise UserError(
+            f"tracking server {uri} does not answer as an MLflow server (HTTP {status} to "
+            f"{PROBE_PATH.split('?')[0]}); check the address, or set tracking.uri"
+        )
+    if status == 200 and not _json_object(body):
+        kind = response.getheader("Content-Type") or "no content type"
+        raise UserError(
+            f"tracking server {uri} does not answer as an MLflow server (its reply to "
+            f"{PROBE_PATH.split('?')[0]} is not a JSON object: {len(body):,} bytes, "
+            f"{one_line(kind)[:60]}); check the address, or set tracking.uri"
+        )
+
+
+HEALTH_BODY_BYTES = 1 << 20  # an MLflow reply to a one-experiment search is a few KB
+
+
+def _bounded_body(response: Any, deadline: float) -> bytes:
+    """The reply's body, read chunk by chunk until ``deadline`` (a ``TimeoutError`` past
+    it) and at most ``HEALTH_BODY_BYTES`` (the rest is not read)."""
+    import time
+
+    body = b""
+    while len(body) <= HEALTH_BODY_BYTES:
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        chunk = response.read1(65536)
+        if not chunk:
+            break
+        body += chunk
+    return body
+
+
+def _json_object(body: bytes) -> bool:
+    import json
+
+    try:
+        return isinstance(json.loads(body), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 # MLflow retries a failing server for minutes by default (7 retries, backoff 2, 120 s

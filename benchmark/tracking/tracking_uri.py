@@ -114,6 +114,11 @@ def check_uri(tracking: TrackingConfig) -> None:
     if uri is None or not tracking.enabled:
         return
     scheme = scheme_of(uri)
+    written = uri.split(":", 1)[0]
+    if written != written.lower():  # SQLAlchemy and MLflow's registry match it exactly
+        raise UserError(
+            f"{KEY}: write its scheme in lower case ({written.lower()}:, not {written}:)"
+        )
     if scheme not in BUILTIN_SCHEMES and scheme not in _plugin_schemes():
         raise UserError(
             f"{KEY}: MLflow cannot log to a '{scheme}' URI; use http(s)://host:port (a "
@@ -136,14 +141,35 @@ def _plugin_schemes() -> set[str]:
 
 
 def _check_sqlite_uri(uri: str) -> None:
+    """A file SQLAlchemy and the store's lock name alike: no host (MLflow refuses one after
+    the job), no query string (``?mode=ro&uri=true`` opens another file than the one
+    checked and locked), in a folder that exists, with names the file system takes."""
+    from sqlalchemy.engine import make_url
+
     path = sqlite_path(uri)
     if path is None:
         raise UserError(
             f"{KEY}: an in-memory SQLite database loses the run when the job ends; give a "
             "file (sqlite:///path/mlflow.db) or null for the store under tracking.store_dir"
         )
+    url = make_url(uri)
+    if url.host or url.port or url.username:
+        raise UserError(
+            f"{KEY}: a SQLite URI names a file, not a host: sqlite:///relative/path.db or "
+            "sqlite:////absolute/path.db"
+        )
+    if url.query:
+        asked = "&".join(f"{name}=..." for name in url.query)
+        raise UserError(
+            f"{KEY}: a SQLite store takes no query string (?{asked}); the job locks and "
+            "checks the file itself: give sqlite:///path/mlflow.db"
+        )
     folder = Path(path).absolute().parent
-    if not folder.is_dir():
+    try:
+        found = folder.is_dir()
+    except OSError as exc:  # ENAMETOOLONG past PATH_MAX, ELOOP...
+        raise UserError(f"{KEY}: cannot use its folder ({exc.strerror or exc})") from None
+    if not found:
         what = "is not a folder" if folder.exists() else "does not exist"
         raise UserError(f"{KEY}: the SQLite file's folder {folder} {what}; create it first")
     from benchmark.config.checks import check_name_lengths, check_writable
