@@ -240,6 +240,22 @@ class UsageLedger:
             spill.seek(0, 2)  # later calls append
             return calls
 
+    def call_lines(self, offset: int = 0) -> tuple[list[str], int]:
+        """The kept calls that landed after ``offset`` in their file, as their JSON lines,
+        and the offset after them: a job sends its finished points' calls to its tracking
+        process as it goes (``benchmark.tracking.trace_stream``), each line once."""
+        if self._pending is None:
+            return [], offset
+        self._pending.join()  # every call handed over is written
+        with self._lock:
+            spill = self._spill
+            assert spill is not None
+            spill.seek(offset)
+            lines = spill.readlines()
+            end = spill.tell()
+            spill.seek(0, 2)  # later calls append
+            return lines, end
+
     def roles(self) -> dict[str, Usage]:
         with self._lock:
             return {

@@ -71,7 +71,8 @@ def job(
     files = RunFiles(folder, config.policy.name)  # contexts and replies: files, point by point
     try:
         job_config = arm.prepare() if arm is not None else config
-        sink = arm.sink(files.point) if arm else files.point
+        sink = _sink(config, child, files, parts)
+        sink = arm.sink(sink) if arm else sink
         result = run_job(job_config, parts, sink=sink, before_calls=before_calls)
         task = arm.outcome(_resumed(arm, result)) if arm is not None else None
     except interrupt.JobInterrupted as stop:
@@ -102,6 +103,22 @@ def job(
         record.metrics.update(task.metrics)
         record.artifacts[TABLE] = json.dumps(task.rows, indent=1)
     return record.keeping(temporary), outcome
+
+
+def _sink(
+    config: BenchmarkConfig,
+    child: TrackingChild | InProcessRun | None,
+    files: RunFiles,
+    parts: Parts,
+) -> Any:
+    """Where each finished point goes: its files; with a tracking child and probe traces,
+    its traces to the child too, written while the job goes on (``trace_stream``)."""
+    if child is None or not config.tracking.trace_probes or not hasattr(child, "stream"):
+        return files.point
+    from benchmark.tracking.trace_stream import TraceStream
+
+    source = "LLM_JUDGE" if _llm_judged(config) else "CODE"
+    return TraceStream(child, files, parts.ledger, config.judge.name, source)
 
 
 def _prepares_with_llm(parts: Parts) -> bool:

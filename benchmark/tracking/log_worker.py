@@ -4,9 +4,11 @@
 JSON line) and imports MLflow; told to prepare (a second line, with the job's start and
 name), it runs ``prepare_tracking``, opens the job's run (RUNNING since the job's start)
 and answers whether the store is ready, then reads one record and logs it into that run
-with ``log_run``. Told to end instead (the job failed, or was stopped by a signal), it
-ends the open run as told and exits; at end of input (the parent went away, killed) it
-ends it KILLED; before the run is open, end of input ends it quietly. SIGINT, SIGTERM and
+with ``log_run``; before the record, it writes each point's traces it is streamed
+(``streamed``) and leaves them out of the record's. Told to end instead (the job failed,
+or was stopped by a signal), it ends the open run as told and exits; at end of input
+(the parent went away, killed) it ends it KILLED; before the run is open, end of input
+ends it quietly. SIGINT, SIGTERM and
 SIGHUP are ignored (the parent decides; a store is never stopped halfway through its
 migration) but while logging, where they end the run as KILLED (SIGINT is the parent's
 forwarded Ctrl-C). Whatever way the child ends, a run it still holds ends KILLED, never
@@ -32,6 +34,7 @@ from benchmark.tracking.logger_process import encode
 if TYPE_CHECKING:
     from benchmark.run.run_record import RunRecord
     from benchmark.tracking.config import TrackingConfig
+    from benchmark.tracking.streamed import StreamedTraces
     from benchmark.tracking.sweep import SweepInfo
 
 
@@ -58,9 +61,16 @@ def serve(inp: TextIO, out: TextIO) -> int:
         return 0
     start = json.loads(line)
     opened: list[str] = []
-    code = _answer(out, lambda: _open(tracking, start, opened), tracking)
-    line = inp.readline() if code == 0 else ""
-    message = json.loads(line) if line else {"end": "KILLED"}  # the parent went away
+    experiment: list[str] = []
+    code = _answer(out, lambda: _open(tracking, start, opened, experiment), tracking)
+    streamed = None
+    message = _next(inp) if code == 0 else {"end": "KILLED"}
+    while "traces" in message:  # a finished point's traces, as they come
+        from benchmark.tracking.streamed import StreamedTraces
+
+        streamed = streamed or StreamedTraces(experiment[0], opened[0])
+        streamed.write(message["traces"])
+        message = _next(inp)
     if "end" in message:  # the job failed or stopped before its record: no run stays RUNNING
         if opened:
             _answer(out, lambda: _end(message["end"], opened[0]), tracking)
@@ -70,15 +80,24 @@ def serve(inp: TextIO, out: TextIO) -> int:
 
     record = RunRecord.model_validate(message["record"])
     sweep = SweepInfo.model_validate(message["sweep"]) if message.get("sweep") else None
-    return _answer(out, lambda: _log(record, tracking, sweep, opened[0]), tracking)
+    return _answer(out, lambda: _log(record, tracking, sweep, opened[0], streamed), tracking)
 
 
-def _open(tracking: TrackingConfig, start: dict[str, Any], opened: list[str]) -> dict[str, Any]:
+def _next(inp: TextIO) -> dict[str, Any]:
+    """The parent's next message; at end of input (the parent went away) the run is KILLED."""
+    line = inp.readline()
+    return json.loads(line) if line else {"end": "KILLED"}
+
+
+def _open(
+    tracking: TrackingConfig, start: dict[str, Any], opened: list[str], experiment: list[str]
+) -> dict[str, Any]:
     """Ready the store and open the job's run there, started when the job started."""
     from benchmark.tracking.mlflow_run import open_run
     from benchmark.tracking.mlflow_store import prepare_tracking
 
     experiment_id = prepare_tracking(tracking)
+    experiment.append(experiment_id)
     opened.append(open_run(tracking, experiment_id, start.get("name"), start.get("start_ms")))
     return {"ready": True, "experiment_id": experiment_id, "run_id": opened[0]}
 
@@ -113,15 +132,19 @@ def _answer(out: TextIO, step: Callable[[], dict[str, Any]], tracking: TrackingC
 
 
 def _log(
-    record: RunRecord, tracking: TrackingConfig, sweep: SweepInfo | None, opened: str
+    record: RunRecord,
+    tracking: TrackingConfig,
+    sweep: SweepInfo | None,
+    opened: str,
+    streamed: StreamedTraces | None = None,
 ) -> dict[str, Any]:
-    """``log_run`` into the run opened at the job's start, the parent's forwarded Ctrl-C
-    ending it as KILLED."""
+    """``log_run`` into the run opened at the job's start (the probes whose traces were
+    streamed are not traced again), the parent's forwarded Ctrl-C ending it as KILLED."""
     from benchmark.tracking.mlflow_run import log_run
 
     _signals(_raise)
     try:
-        run_id = log_run(record, tracking, sweep, opened=opened)
+        run_id = log_run(record, tracking, sweep, opened=opened, streamed=streamed)
         import mlflow
 
         mlflow.flush_trace_async_logging()  # the run is whole when the parent reports it

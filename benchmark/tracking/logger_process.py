@@ -16,7 +16,9 @@ or ``{"error": line}``; a job that fails sends ``{"end": "FAILED"}`` (or its inp
 ends: the parent is gone, and the child ends the run KILLED) and the child ends the run
 so; otherwise the parent sends
 ``{"record": ..., "sweep": ...}`` (redacted already, and through the pipe only, never
-argv or disk); the child answers
+argv or disk); before it, once the run is open, the parent may send any number of
+``{"traces": ...}`` lines (a finished point's probe traces, ``trace_stream``), which the
+child writes as they come, answering nothing, and skips in the record; the child answers
 ``{"run_id": id}``, ``{"error": line}``, ``{"interrupted": id}`` (Ctrl-C while logging,
 forwarded: the run ended KILLED) or ``{"crash": traceback}``. The child exits on end of
 input, so a parent that dies leaves no child waiting (and no run RUNNING); it runs in its
@@ -29,9 +31,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import queue
+import select
 import signal
 import subprocess
 import sys
+import threading
 from typing import Any
 
 import pydantic_core
@@ -73,6 +78,9 @@ class TrackingChild:
         self._status: dict[str, Any] | None = None
         self._prepared = False
         self.ending = False  # ``end`` left the child ending the run (a store slow to open)
+        # Lines to the child go through one thread, in order: a job never waits on a child
+        # busy writing the traces it was streamed.
+        self._outbox: queue.Queue[str | None] = queue.Queue()
         self._proc = subprocess.Popen(
             [sys.executable, "-m", WORKER],
             stdin=subprocess.PIPE,
@@ -80,6 +88,8 @@ class TrackingChild:
             text=True,
             start_new_session=True,  # Ctrl-C at the terminal is the parent's to handle
         )
+        self._sender = threading.Thread(target=self._deliver, name="tracking-child", daemon=True)
+        self._sender.start()
         atexit.register(self.close)
         self._send(tracking.model_dump())
 
@@ -113,6 +123,24 @@ class TrackingChild:
                 )
         if "error" in self._status:
             raise UserError(self._status["error"])
+
+    def streaming(self) -> bool:
+        """Whether the child has opened the run, so ``stream`` sends: its answer is read if
+        it is there, never waited for (a store it refused is said by ``ready`` later)."""
+        if not self._prepared or self._proc.stdout is None:
+            return False
+        if self._status is None and not select.select([self._proc.stdout], [], [], 0)[0]:
+            return False
+        try:
+            self.ready()
+        except Exception:  # a store refused, or the child ended: ``log`` says so in turn
+            return False
+        return self.run_id is not None
+
+    def stream(self, traces: dict[str, Any]) -> None:
+        """Send a finished point's probe traces (see ``trace_stream``); call it only once
+        ``streaming`` said so. Returns at once: the child writes them as it reads them."""
+        self._send({"traces": traces})
 
     @property
     def pid(self) -> int:
@@ -173,6 +201,9 @@ class TrackingChild:
         left to finish (stopped there, a migration would break the store for good); one
         still importing, or done, is stopped after a grace period."""
         proc = self._proc
+        self._outbox.put(None)  # what was sent is delivered first (the child may be gone)
+        if self._sender.is_alive() and threading.current_thread() is not self._sender:
+            self._sender.join(timeout=CLOSE_TIMEOUT_S)
         if proc.stdin is not None and not proc.stdin.closed:
             with contextlib.suppress(BrokenPipeError):  # it ended already
                 proc.stdin.close()
@@ -198,12 +229,20 @@ class TrackingChild:
         )
 
     def _send(self, message: dict[str, Any]) -> None:
-        assert self._proc.stdin is not None
-        try:
-            self._proc.stdin.write(encode(message))
-            self._proc.stdin.flush()
-        except BrokenPipeError:
-            pass  # the child ended: its reply, or its absence, says why
+        """``message`` to the child, after every line sent before it (encoded here, so a
+        value that cannot be is the caller's error)."""
+        self._outbox.put(encode(message))
+
+    def _deliver(self) -> None:
+        """The sending thread: each line in turn, until ``close``."""
+        stdin = self._proc.stdin
+        assert stdin is not None
+        while (line := self._outbox.get()) is not None:
+            try:
+                stdin.write(line)
+                stdin.flush()
+            except (OSError, ValueError):
+                pass  # the child ended (its input closed): its reply, or its absence, says why
 
     def _receive(self, doing: str) -> dict[str, Any]:
         assert self._proc.stdout is not None

@@ -15,6 +15,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmark.redaction import scrub_setting
 from benchmark.run import interrupt
@@ -30,6 +31,9 @@ from benchmark.tracking.sweep_parent import PARENT_RUN_TAG, end_parent, parent_r
 from benchmark.tracking.traces import log_traces
 from benchmark.tracking.views import OVERALL_CI_TAG, overall_ci_text
 
+if TYPE_CHECKING:
+    from benchmark.tracking.streamed import StreamedTraces
+
 
 def log_run(
     record: RunRecord,
@@ -37,9 +41,11 @@ def log_run(
     sweep: SweepInfo | None = None,
     start_ms: int | None = None,
     opened: str | None = None,
+    streamed: StreamedTraces | None = None,
 ) -> str:
     """Log ``record`` into the configured store or server; returns the run's id.
 
+    ``streamed``: the probe traces written into ``opened`` already, left out here.
     ``opened``: the run ``open_run`` made at the job's start (named and nested here);
     otherwise the run is made now, started at ``start_ms`` (the job's start) so its
     Duration is the job's. An error while logging ends the run FAILED."""
@@ -62,7 +68,8 @@ def log_run(
     try:
         _log_content(run_id, record, sweep)
         if tracking.trace_probes or (tracking.trace_llm and record.calls):
-            log_traces(record, experiment_id, run_id, probes=tracking.trace_probes)
+            skip, now = (streamed.probes, streamed.now) if streamed else (set(), None)
+            log_traces(record, experiment_id, run_id, tracking.trace_probes, skip, now)
     except KeyboardInterrupt:
         _arm_second(tracking, run_id, parent)
         mlflow.end_run("KILLED")

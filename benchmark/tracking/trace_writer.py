@@ -10,10 +10,11 @@ raced. Here a trace is built in memory (:class:`Node` trees) and written in orde
 server takes them in the same request), then the spans through ``log_spans``. On a
 SQLite (or other SQL) store, a batch of traces and their spans is one transaction
 (:func:`one_transaction`): a commit per trace was ~20 ms of disk sync each, 10 s for 500
-probes on a busy machine. Spans are MLflow ``LiveSpan`` objects over a private
-OpenTelemetry tracer that exports nothing, so attributes are encoded exactly as MLflow's
-own spans are. A span that states its cost (``mlflow.llm.cost``) is not priced again by
-MLflow, which would import litellm for it (seconds).
+probes on a busy machine; within it the starts share one experiment read and one flush
+(:mod:`.trace_batch`, on the MLflow versions checked). Spans are MLflow ``LiveSpan``
+objects over a private OpenTelemetry tracer that exports nothing, so attributes are
+encoded exactly as MLflow's own spans are. A span that states its cost
+(``mlflow.llm.cost``) is not priced again by MLflow, which would import litellm for it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from benchmark.tracking.trace_batch import quick_starts
 
 SPAN_BATCH = 500  # spans per log_spans call
 TRACE_BATCH = 200  # traces (and their spans) per transaction of a SQL store
@@ -70,11 +73,12 @@ def write_traces(specs: list[TraceSpec], experiment_id: str, run_id: str | None)
             built = [
                 _build(spec, tracer, experiment_id, run_id) for spec in specs[at : at + TRACE_BATCH]
             ]
-            with one_transaction(store):
+            with one_transaction(store) as session:
                 spans = []
-                for info, its_spans in built:
-                    store.start_trace(info)  # before its spans: log_spans would make a bare trace
-                    spans += its_spans
+                with quick_starts(store, session):  # one experiment read, one flush
+                    for info, its_spans in built:
+                        store.start_trace(info)  # before its spans: log_spans makes bare traces
+                        spans += its_spans
                 for first in range(0, len(spans), SPAN_BATCH):
                     store.log_spans(location=experiment_id, spans=spans[first : first + SPAN_BATCH])
             written += len(built)
@@ -84,13 +88,13 @@ def write_traces(specs: list[TraceSpec], experiment_id: str, run_id: str | None)
 
 
 @contextlib.contextmanager
-def one_transaction(store: Any) -> Iterator[None]:
-    """Within it, this thread's writes to a SQL ``store`` share one session, committed (or
-    rolled back) at the end, not one commit per call; other threads (MLflow's system
-    metrics) keep their own sessions. Any other store is left as it is."""
+def one_transaction(store: Any) -> Iterator[Any]:
+    """Within it, this thread's writes to a SQL ``store`` share one session (yielded),
+    committed (or rolled back) at the end, not one commit per call; other threads (MLflow's
+    system metrics) keep their own sessions. Any other store is left as it is (None)."""
     maker = getattr(store, "ManagedSessionMaker", None)
     if maker is None or "ManagedSessionMaker" not in vars(store):
-        yield
+        yield None
         return
     owner = threading.get_ident()
     with maker(read_only=False) as session:
@@ -105,7 +109,7 @@ def one_transaction(store: Any) -> Iterator[None]:
 
         store.ManagedSessionMaker = shared
         try:
-            yield
+            yield session
         finally:
             store.ManagedSessionMaker = maker
 

@@ -21,7 +21,7 @@ artifact (:mod:`benchmark.tracking.trace_requests`). Writing is :mod:`.trace_wri
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from benchmark.llm.untrusted import data_of
@@ -40,16 +40,32 @@ Point = tuple[str, int]
 
 
 def log_traces(
-    record: RunRecord, experiment_id: str, run_id: str | None, probes: bool = True
+    record: RunRecord,
+    experiment_id: str,
+    run_id: str | None,
+    probes: bool = True,
+    skip: Collection[str] = (),
+    now: int | None = None,
 ) -> int:
     """Log ``record``'s traces into the run ``run_id``: one per probe (``probes``), or one
-    per point of its LLM calls; returns how many."""
-    specs = trace_specs(record, run_id, probes)
+    per point of its LLM calls; none for the probes in ``skip`` (streamed already, their
+    offline times counted back from ``now``); returns how many."""
+    specs = trace_specs(record, run_id, probes, skip=skip, now=now)
     return write_traces(specs, experiment_id, run_id) if specs else 0
 
 
-def trace_specs(record: RunRecord, run_id: str | None, probes: bool) -> list[TraceSpec]:
-    """The traces of ``record``, in the order they are written."""
+def trace_specs(
+    record: RunRecord,
+    run_id: str | None,
+    probes: bool,
+    skip: Collection[str] = (),
+    first: int = 0,
+    now: int | None = None,
+) -> list[TraceSpec]:
+    """The traces of ``record``, in the order they are written; with probe traces, none
+    for the probes in ``skip`` (streamed already: ``benchmark.tracking.streamed``).
+    ``first``: the judgment rows before ``record``'s (a point's, streamed); ``now``: the
+    time an offline probe's counts back from (the default: now)."""
     rows = _rows(record.tables.get(JUDGMENTS) or {})
     places = {
         str(r["probe_id"]): (str(r["transcript"]), int(r["point"]))
@@ -68,9 +84,11 @@ def trace_specs(record: RunRecord, run_id: str | None, probes: bool) -> list[Tra
     if not probes:
         return _point_traces(rows, places, by_probe, by_point)
     specs = []
-    now = time.time_ns()
+    now = time.time_ns() if now is None else now
     ids = list(rows) + [pid for pid in by_probe if pid not in rows]
-    for i, pid in enumerate(ids):
+    for i, pid in enumerate(ids, start=first):
+        if pid in skip:
+            continue
         row = rows.get(pid) or _asked_row(pid, by_probe[pid])
         # Offline probes have no times: a millisecond apart, the first newest, so the trace
         # list (newest first) shows them in the table's order.
