@@ -134,7 +134,10 @@ class _Job:
                 if workers or not scheduler.concurrent:
                     for scheduled in fresh:
                         self._submit(scheduled, scheduler, progress)
-                if not scheduler.concurrent:
+                if workers or not scheduler.concurrent:
+                    # Offline: written before the next transcript loads. Workers: the points
+                    # whose calls are done are written (their traces sent to the store) while
+                    # the workers prepare, not all at the end.
                     self.collect(wait=False)
             compacting.check()
             log.info("loaded %d transcript(s)", len(self.stream.files))
