@@ -25,9 +25,18 @@ from typing import Any, TypeVar
 
 import openai
 
+from benchmark.llm.breaker import breaker_of, forget_breakers
 from benchmark.llm.chat_reply import read_chat_reply, sane_value, usable_hit
 from benchmark.llm.completion import Completion
 from benchmark.llm.endpoint import Endpoint, normalise_base_url
+from benchmark.llm.failures import (
+    EndpointGivenUp,
+    EndpointUnreachable,
+    InvalidReplies,
+    LLMError,
+    describe_failure,
+    failure_kind,
+)
 from benchmark.llm.http import ChatTransport, within_deadline
 from benchmark.llm.loop import _Loop
 from benchmark.llm.reach import (
@@ -55,19 +64,6 @@ T = TypeVar("T")
 Send = Callable[[dict[str, Any], bytes | None], Awaitable[dict[str, Any]]]
 
 
-class LLMError(Exception):
-    """A call that failed after its retries; the message says why (no secrets)."""
-
-
-class InvalidReplies(LLMError):
-    """The endpoint replied, but the caller's ``parse`` refused every reply (after retries)."""
-
-
-class EndpointUnreachable(LLMError):
-    """No connection can be made to the endpoint (refused, DNS, unusable URL): every
-    call on it fails at once with this message, which names the endpoint and base_url."""
-
-
 _OPEN: set[LLMClient] = set()  # clients with an open pool, until closed
 _SLOTS: dict[tuple[str, str, int], asyncio.Semaphore] = {}  # per endpoint, on the LLM loop
 
@@ -78,6 +74,7 @@ def close_all() -> None:
     for client in list(_OPEN):
         client.close()
     forget_all()
+    forget_breakers()
     forget_ladders()
 
 
@@ -105,6 +102,7 @@ class LLMClient:
         self._transport: ChatTransport | None = None  # chat completions
         self._semaphore: asyncio.Semaphore | None = None  # see _slot
         self._reach = reach_of(endpoint.base_url)  # shared by every client of this base_url
+        self._breaker = breaker_of(endpoint.base_url, endpoint.model)  # and of this model
 
     # -- public calls -----------------------------------------------------------------------
 
@@ -196,7 +194,7 @@ class LLMClient:
                     raise
                 count_retry(None)
                 e = self.endpoint
-                await asyncio.sleep(first_wait(exc, e.backoff_initial_s, e.retry_after_max_s))
+                await self._wait(first_wait(exc, e.backoff_initial_s, e.retry_after_max_s))
             async for retry in retrying(
                 self.endpoint.max_retries - 1,
                 self.endpoint.backoff_initial_s,
@@ -204,6 +202,7 @@ class LLMClient:
                 on_retry=count_retry,
                 first=1,
                 retry_after_max_s=self.endpoint.retry_after_max_s,
+                sleep=self._wait,
             ):
                 with retry:
                     return await once()
@@ -213,7 +212,7 @@ class LLMClient:
                 f"{invalid} tries: {exc}"
             ) from None
         except (openai.APIError, MalformedReply) as exc:
-            what = "bad reply" if isinstance(exc, MalformedReply) else _kind(exc)
+            what = "bad reply" if isinstance(exc, MalformedReply) else failure_kind(exc)
             raise LLMError(
                 clip(
                     f"{self.role} call to {self.endpoint.name} failed: {what}: {exc}",
@@ -276,6 +275,8 @@ class LLMClient:
         async with self._slot():
             if self._reach.dead is not None:  # known unreachable: no call, no wait
                 raise self._unreachable()
+            if self._breaker.broken is not None:  # given up: no call, no wait
+                raise self._given_up()
             start = time.time_ns()
             try:
                 # The read timeout restarts at every byte: a trickle meets the deadline.
@@ -283,21 +284,26 @@ class LLMClient:
                 value = sane_value(await sent, *self._cap)
             except openai.APIStatusError as exc:  # the server answered: it is reachable
                 self._reach.reached = True
-                account(start, None, error=_describe(exc, self._key_names))
+                account(start, None, error=describe_failure(exc, self._key_names))
+                self._count(exc, is_transient(exc))
                 raise
             except openai.APIError as exc:
-                account(start, None, error=_describe(exc, self._key_names))
+                account(start, None, error=describe_failure(exc, self._key_names))
+                self._count(exc, self._reach.reached or connect_failure(exc) is None)
                 raise
             except MalformedReply as exc:  # read by us: the message says what was wrong
                 self._reach.reached = True
-                account(start, None, error=_describe(exc, self._key_names))
+                account(start, None, error=describe_failure(exc, self._key_names))
+                self._count(exc)
                 raise
             except (ValueError, TypeError, AttributeError) as exc:  # unreadable by the SDK
                 self._reach.reached = True
-                account(start, None, error=_describe(exc, self._key_names))
+                account(start, None, error=describe_failure(exc, self._key_names))
                 text = clip(f"{type(exc).__name__}: {exc}", 300, key_names=self._key_names)
+                self._count(MalformedReply(text))
                 raise MalformedReply(text) from None
         self._reach.reached = True
+        self._breaker.worked = True  # a usable reply: never given up in this job
         text = value.get("text")
         if isinstance(text, str) and any(s in text for s in self._secrets):
             value = {**value, "text": scrub(text, self._key_names)}
@@ -317,6 +323,24 @@ class LLMClient:
             f"{self.role} endpoint '{self.endpoint.name}' ({self.endpoint.model}) unreachable "
             f"at {shown_url(self.endpoint.base_url)}: {self._reach.dead}"
         )
+
+    def _count(self, exc: BaseException, counted: bool = True) -> None:
+        """A failed try for the endpoint's breaker (``counted``: one a retry could mend,
+        not a connection refused before any answer, reach's case); raises
+        :class:`EndpointGivenUp` when it gives the endpoint up."""
+        if counted and not self._breaker.worked:
+            what = "bad reply" if isinstance(exc, MalformedReply) else failure_kind(exc)  # type: ignore[arg-type]
+            last = clip(f"{what}: {exc}", 300, first_line=True, key_names=self._key_names)
+            if self._breaker.failed(last, self.endpoint):
+                raise self._given_up() from None
+
+    async def _wait(self, seconds: float) -> None:
+        """A retry's wait, cut short (and failed) when the endpoint is given up."""
+        if not await self._breaker.wait(seconds, self.endpoint):
+            raise self._given_up()
+
+    def _given_up(self) -> EndpointGivenUp:
+        return EndpointGivenUp(self._breaker.message(self.role, self.endpoint))
 
     def _refused(self, body: dict[str, Any], attempt: int) -> None:
         """Remember in the cache that ``body`` was refused (a rerun steps down unasked)."""
@@ -379,18 +403,9 @@ class LLMClient:
             _Loop.run(transport.close())
 
 
-def _kind(exc: openai.APIError) -> str:
-    """The SDK's name of a failure (ours of a timeout are the SDK's, with a better message)."""
-    return "APITimeoutError" if isinstance(exc, openai.APITimeoutError) else type(exc).__name__
-
-
-def _describe(exc: BaseException, key_names: tuple[str, ...] = ()) -> str:
-    """One line on a failed call for its trace: a server's reply may echo a key (scrubbed)."""
-    return f"{type(exc).__name__}: {clip(str(exc), 300, first_line=True, key_names=key_names)}"
-
-
 __all__ = [
     "Completion",
+    "EndpointGivenUp",
     "EndpointUnreachable",
     "LLMClient",
     "LLMError",
