@@ -48,6 +48,7 @@ from benchmark.llm.reach import (
     shown_url,
 )
 from benchmark.llm.reply_cache import ResponseCache, body_text, request_key
+from benchmark.llm.reply_scrub import ReplyScrubber, use_redactor
 from benchmark.llm.retry import (
     InvalidReply,
     MalformedReply,
@@ -57,7 +58,7 @@ from benchmark.llm.retry import (
 )
 from benchmark.llm.structured_output import REFUSED, Repair, forget_ladders, ladder_of
 from benchmark.llm.usage import CallPurpose, Usage, UsageLedger
-from benchmark.redaction import clip, environment_secrets, scrub
+from benchmark.redaction import clip
 
 T = TypeVar("T")
 # A request's sender: the body, and its canonical JSON's UTF-8 when the cache key needed it.
@@ -76,6 +77,7 @@ def close_all() -> None:
     forget_all()
     forget_breakers()
     forget_ladders()
+    use_redactor(None)
 
 
 class LLMClient:
@@ -95,8 +97,8 @@ class LLMClient:
         self._key = endpoint.api_key(role)  # fails fast, before any work
         # Error texts are scrubbed of this key too, whatever its variable is called.
         self._key_names = (endpoint.api_key_env,) if endpoint.api_key_env else ()
-        # A reply that echoes a key it was sent (a hostile or broken server) is scrubbed.
-        self._secrets = tuple(environment_secrets(self._key_names))
+        # Secrets in a reply (one the server echoes, one a model writes) are scrubbed.
+        self._scrubber = ReplyScrubber(self._key_names)
         self._ladder = ladder_of(endpoint)  # shared by every client of this endpoint
         self._client: openai.AsyncOpenAI | None = None  # the Responses API
         self._transport: ChatTransport | None = None  # chat completions
@@ -270,6 +272,7 @@ class LLMClient:
             if hit is not None and hit.get(REFUSED):
                 return hit
             if hit is not None and (hit := usable_hit(hit, *self._cap)) is not None:
+                hit = self._scrubber.value(hit)  # a cache filled before replies were scrubbed
                 account(time.time_ns(), hit, cached=True)
                 return hit
         async with self._slot():
@@ -304,9 +307,7 @@ class LLMClient:
                 raise MalformedReply(text) from None
         self._reach.reached = True
         self._breaker.worked = True  # a usable reply: never given up in this job
-        text = value.get("text")
-        if isinstance(text, str) and any(s in text for s in self._secrets):
-            value = {**value, "text": scrub(text, self._key_names)}
+        value = self._scrubber.value(value)
         account(start, value)
         if key is not None and self.cache is not None:
             self.cache.put(key, attempt, value, model=self.endpoint.model, role=self.role)
