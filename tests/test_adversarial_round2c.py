@@ -15,7 +15,15 @@ Servers are real loopback sockets (threads); jobs run in-process through
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import signal
 import socket
+import string
+import subprocess
 import sys
 import threading
 import time
@@ -25,11 +33,14 @@ from pathlib import Path
 import pytest
 from conftest import SMALL, at_most
 from openai_stub import Fault
+from test_secrets_names import aws, github, jwt, leaks, openai
 
 from benchmark.__main__ import main
 from benchmark.llm import Endpoint, LLMClient, LLMError
 from benchmark.llm.client import EndpointGivenUp
 from benchmark.llm.loop import _Loop
+from benchmark.run import interrupt
+from benchmark.stub import scripted_reply
 
 LIMIT_S = 60
 KEY = "zq7round2ckey0123456789"  # no known key shape: scrubbed as the variable's value
@@ -296,3 +307,195 @@ def test_retries_asleep_wake_and_fail_when_another_call_gives_up(openai_stub):
     assert time.monotonic() - start < 5
     assert all(isinstance(e, EndpointGivenUp) for e in errors), errors
     assert len(openai_stub.requests) == 6
+
+
+# -- secrets a model writes into its replies ------------------------------------------------
+
+PEM_BODY = "\n".join(
+    "".join(random.Random(n).choice(string.ascii_letters + string.digits + "+/") for _ in range(64))
+    for n in range(6)
+)
+PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
+PLANTED = {"openai": openai(), "github": github(), "aws": aws(), "jwt": jwt()}
+LEAK = (
+    f"Try {PLANTED['openai']} (or {PLANTED['github']}); aws {PLANTED['aws']}, "
+    f"session {PLANTED['jwt']}.\n{PEM}\n"
+)
+SECRETS = [*PLANTED.values(), *PEM_BODY.splitlines()]
+
+
+def leaky_reply(body: dict) -> str:
+    """The scripted reply of every role, with LEAK in its text (in a JSON reply: in its
+    free-text fields, JSON-escaped)."""
+    text = scripted_reply(body)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return f"{text}\n{LEAK}"
+
+    def planted(node: object) -> object:
+        if isinstance(node, dict):
+            return {
+                k: v + " " + LEAK
+                if k in ("reasoning", "question") and isinstance(v, str)
+                else planted(v)
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [planted(v) for v in node]
+        return node
+
+    return json.dumps(planted(value))
+
+
+def test_keys_in_every_roles_replies_reach_no_file_store_or_output(
+    openai_stub, tmp_path, mlflow_store, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    openai_stub.reply = leaky_reply
+    url = openai_stub.base_url
+    roles = [
+        "answerer=gpt4o",
+        f"answerer.endpoint.base_url={url}",
+        "judge=gpt4o",
+        f"judge.endpoint.base_url={url}",
+        "policy=regenerative",
+        "summarizer=gpt4o",
+        f"summarizer.endpoint.base_url={url}",
+        "probe=llm_gpt4o",
+        f"probe.writer.endpoint.base_url={url}",
+    ]
+    argv = [
+        *[o for o in SMALL if o not in ("tracking=disabled", "cache.dir=null")],
+        *roles,
+        f"hydra.run.dir={tmp_path / 'run'}",
+        f"cache.dir={tmp_path / 'cache'}",
+    ]
+    code, out, err, _ = run_job(argv, monkeypatch, capsys)
+    assert code == 0, err[-3000:]
+    assert "Traceback" not in err
+    asked = {r.body["messages"][0]["content"][:40] for r in openai_stub.requests}
+    assert len(asked) >= 4  # the answerer, judge, summarizer and probe writer were all asked
+    assert (tmp_path / "mlruns" / "mlflow.db").stat().st_size > 0
+    assert any((tmp_path / "cache").rglob("*")), "the reply cache was written"
+    for secret in SECRETS:
+        assert leaks(secret, [tmp_path], out, err) == [], secret
+    found = "".join(p.read_text() for p in (tmp_path / "run").rglob("answers.jsonl"))
+    assert "[REDACTED:" in found  # replaced, not dropped
+
+
+# -- python -m benchmark.report and signals --------------------------------------------------
+
+
+def report_process(tmp_path: Path) -> subprocess.Popen[str]:
+    """``python -m benchmark.report`` on a store folder with no store (it would end in
+    one line at ~0.4 s): the signal cases land while it starts and works."""
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "benchmark.report", "--store-dir", str(tmp_path / "none")],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def handlers_in(pid: int) -> bool:
+    """Whether the process catches SIGTERM and SIGHUP (a bare interpreter does not): the
+    report's own code runs (see tests/test_signals.py::_handling)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    mask = int(re.search(r"SigCgt:\s*([0-9a-f]+)", status)[1], 16)
+    return all(mask & (1 << (n - 1)) for n in (signal.SIGTERM, signal.SIGHUP))
+
+
+def wait_for_handlers(proc: subprocess.Popen[str]) -> None:
+    end = time.monotonic() + 30
+    while not handlers_in(proc.pid):
+        assert proc.poll() is None and time.monotonic() < end, "no handlers installed"
+        time.sleep(0.002)
+
+
+def ended(proc: subprocess.Popen[str]) -> tuple[int, str]:
+    try:
+        _, err = proc.communicate(timeout=LIMIT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    return proc.returncode, err
+
+
+SIGNALS = {"SIGTERM": signal.SIGTERM, "SIGINT": signal.SIGINT, "SIGHUP": signal.SIGHUP}
+
+
+@pytest.mark.parametrize("name", sorted(SIGNALS))
+def test_a_signal_right_after_spawn_is_one_line_or_a_bare_interpreters_death(name, tmp_path):
+    """Before the interpreter runs any of the report's code no handler can be installed:
+    there the default action (-n, nothing of ours printed; for SIGINT maybe Python's own
+    KeyboardInterrupt from its start-up, no frame of ours) is accepted; from the first line
+    of ``benchmark/report/__main__.py`` on, it is 128 + n and one line."""
+    signum = SIGNALS[name]
+    proc = report_process(tmp_path)
+    proc.send_signal(signum)
+    code, err = ended(proc)
+    if code == -signum:
+        assert "error:" not in err and "benchmark" not in err, err
+        assert not err.strip() or (signum == signal.SIGINT and "KeyboardInterrupt" in err), err
+        return
+    assert code == 128 + signum, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines() == [
+        f"error: interrupted ({interrupt.label(signum)}) while starting; nothing was logged"
+    ], err
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.15])
+@pytest.mark.parametrize("name", sorted(SIGNALS))
+def test_a_signal_once_the_report_handles_them_is_one_line_and_128_plus_n(name, delay, tmp_path):
+    signum = SIGNALS[name]
+    proc = report_process(tmp_path)
+    wait_for_handlers(proc)
+    time.sleep(delay)
+    proc.send_signal(signum)
+    code, err = ended(proc)
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    if code != 2:  # the report got to its own end (no store) before the signal
+        assert code == 128 + signum, err
+        assert f"interrupted ({interrupt.label(signum)})" in lines[0]
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.1, 0.15, 0.2, 0.25])
+def test_a_second_ctrl_c_50_ms_after_the_first_is_130_and_one_line(delay, tmp_path):
+    proc = report_process(tmp_path)
+    wait_for_handlers(proc)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGINT)
+    code, err = ended(proc)
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert code in (130, 2), err  # 2: the report ended (no store) before the first
+    if code == 130:
+        assert "(Ctrl-C)" in lines[0]
+
+
+def test_importing_the_report_package_installs_no_handler():
+    """In-process users keep their handlers: only the command installs the report's."""
+    code = (
+        "import signal, benchmark.report, benchmark.report.__main__ as m; "
+        "assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL; "
+        "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler; "
+        "from benchmark.report import build_report, client_for; print('ok')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
