@@ -36,6 +36,7 @@ def test_too_many_failures_exit_1_after_logging(openai_stub, tmp_path, mlflow_st
             "++judge.endpoint.preflight=false",
             "judge.endpoint.max_retries=1",
             "judge.endpoint.backoff_initial_s=0.01",
+            "++judge.endpoint.give_up_tries=0",  # every call tried (the breaker: round2c)
             "probe.per_type=1",
             "execution.progress=log",
         ],

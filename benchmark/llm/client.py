@@ -25,9 +25,18 @@ from typing import Any, TypeVar
 
 import openai
 
+from benchmark.llm.breaker import breaker_of, forget_breakers
 from benchmark.llm.chat_reply import read_chat_reply, sane_value, usable_hit
 from benchmark.llm.completion import Completion
 from benchmark.llm.endpoint import Endpoint, normalise_base_url
+from benchmark.llm.failures import (
+    EndpointGivenUp,
+    EndpointUnreachable,
+    InvalidReplies,
+    LLMError,
+    describe_failure,
+    failure_kind,
+)
 from benchmark.llm.http import ChatTransport, within_deadline
 from benchmark.llm.loop import _Loop
 from benchmark.llm.reach import (
@@ -39,6 +48,7 @@ from benchmark.llm.reach import (
     shown_url,
 )
 from benchmark.llm.reply_cache import ResponseCache, body_text, request_key
+from benchmark.llm.reply_scrub import ReplyScrubber, use_redactor
 from benchmark.llm.retry import (
     InvalidReply,
     MalformedReply,
@@ -48,24 +58,11 @@ from benchmark.llm.retry import (
 )
 from benchmark.llm.structured_output import REFUSED, Repair, forget_ladders, ladder_of
 from benchmark.llm.usage import CallPurpose, Usage, UsageLedger
-from benchmark.redaction import clip, environment_secrets, scrub
+from benchmark.redaction import clip
 
 T = TypeVar("T")
 # A request's sender: the body, and its canonical JSON's UTF-8 when the cache key needed it.
 Send = Callable[[dict[str, Any], bytes | None], Awaitable[dict[str, Any]]]
-
-
-class LLMError(Exception):
-    """A call that failed after its retries; the message says why (no secrets)."""
-
-
-class InvalidReplies(LLMError):
-    """The endpoint replied, but the caller's ``parse`` refused every reply (after retries)."""
-
-
-class EndpointUnreachable(LLMError):
-    """No connection can be made to the endpoint (refused, DNS, unusable URL): every
-    call on it fails at once with this message, which names the endpoint and base_url."""
 
 
 _OPEN: set[LLMClient] = set()  # clients with an open pool, until closed
@@ -78,7 +75,9 @@ def close_all() -> None:
     for client in list(_OPEN):
         client.close()
     forget_all()
+    forget_breakers()
     forget_ladders()
+    use_redactor(None)
 
 
 class LLMClient:
@@ -98,13 +97,14 @@ class LLMClient:
         self._key = endpoint.api_key(role)  # fails fast, before any work
         # Error texts are scrubbed of this key too, whatever its variable is called.
         self._key_names = (endpoint.api_key_env,) if endpoint.api_key_env else ()
-        # A reply that echoes a key it was sent (a hostile or broken server) is scrubbed.
-        self._secrets = tuple(environment_secrets(self._key_names))
+        # Secrets in a reply (one the server echoes, one a model writes) are scrubbed.
+        self._scrubber = ReplyScrubber(self._key_names)
         self._ladder = ladder_of(endpoint)  # shared by every client of this endpoint
         self._client: openai.AsyncOpenAI | None = None  # the Responses API
         self._transport: ChatTransport | None = None  # chat completions
         self._semaphore: asyncio.Semaphore | None = None  # see _slot
         self._reach = reach_of(endpoint.base_url)  # shared by every client of this base_url
+        self._breaker = breaker_of(endpoint.base_url, endpoint.model)  # and of this model
 
     # -- public calls -----------------------------------------------------------------------
 
@@ -196,7 +196,7 @@ class LLMClient:
                     raise
                 count_retry(None)
                 e = self.endpoint
-                await asyncio.sleep(first_wait(exc, e.backoff_initial_s, e.retry_after_max_s))
+                await self._wait(first_wait(exc, e.backoff_initial_s, e.retry_after_max_s))
             async for retry in retrying(
                 self.endpoint.max_retries - 1,
                 self.endpoint.backoff_initial_s,
@@ -204,6 +204,7 @@ class LLMClient:
                 on_retry=count_retry,
                 first=1,
                 retry_after_max_s=self.endpoint.retry_after_max_s,
+                sleep=self._wait,
             ):
                 with retry:
                     return await once()
@@ -213,7 +214,7 @@ class LLMClient:
                 f"{invalid} tries: {exc}"
             ) from None
         except (openai.APIError, MalformedReply) as exc:
-            what = "bad reply" if isinstance(exc, MalformedReply) else _kind(exc)
+            what = "bad reply" if isinstance(exc, MalformedReply) else failure_kind(exc)
             raise LLMError(
                 clip(
                     f"{self.role} call to {self.endpoint.name} failed: {what}: {exc}",
@@ -271,11 +272,14 @@ class LLMClient:
             if hit is not None and hit.get(REFUSED):
                 return hit
             if hit is not None and (hit := usable_hit(hit, *self._cap)) is not None:
+                hit = self._scrubber.value(hit)  # a cache filled before replies were scrubbed
                 account(time.time_ns(), hit, cached=True)
                 return hit
         async with self._slot():
             if self._reach.dead is not None:  # known unreachable: no call, no wait
                 raise self._unreachable()
+            if self._breaker.broken is not None:  # given up: no call, no wait
+                raise self._given_up()
             start = time.time_ns()
             try:
                 # The read timeout restarts at every byte: a trickle meets the deadline.
@@ -283,24 +287,27 @@ class LLMClient:
                 value = sane_value(await sent, *self._cap)
             except openai.APIStatusError as exc:  # the server answered: it is reachable
                 self._reach.reached = True
-                account(start, None, error=_describe(exc, self._key_names))
+                account(start, None, error=describe_failure(exc, self._key_names))
+                self._count(exc, is_transient(exc))
                 raise
             except openai.APIError as exc:
-                account(start, None, error=_describe(exc, self._key_names))
+                account(start, None, error=describe_failure(exc, self._key_names))
+                self._count(exc, self._reach.reached or connect_failure(exc) is None)
                 raise
             except MalformedReply as exc:  # read by us: the message says what was wrong
                 self._reach.reached = True
-                account(start, None, error=_describe(exc, self._key_names))
+                account(start, None, error=describe_failure(exc, self._key_names))
+                self._count(exc)
                 raise
             except (ValueError, TypeError, AttributeError) as exc:  # unreadable by the SDK
                 self._reach.reached = True
-                account(start, None, error=_describe(exc, self._key_names))
+                account(start, None, error=describe_failure(exc, self._key_names))
                 text = clip(f"{type(exc).__name__}: {exc}", 300, key_names=self._key_names)
+                self._count(MalformedReply(text))
                 raise MalformedReply(text) from None
         self._reach.reached = True
-        text = value.get("text")
-        if isinstance(text, str) and any(s in text for s in self._secrets):
-            value = {**value, "text": scrub(text, self._key_names)}
+        self._breaker.worked = True  # a usable reply: never given up in this job
+        value = self._scrubber.value(value)
         account(start, value)
         if key is not None and self.cache is not None:
             self.cache.put(key, attempt, value, model=self.endpoint.model, role=self.role)
@@ -317,6 +324,24 @@ class LLMClient:
             f"{self.role} endpoint '{self.endpoint.name}' ({self.endpoint.model}) unreachable "
             f"at {shown_url(self.endpoint.base_url)}: {self._reach.dead}"
         )
+
+    def _count(self, exc: BaseException, counted: bool = True) -> None:
+        """A failed try for the endpoint's breaker (``counted``: one a retry could mend,
+        not a connection refused before any answer, reach's case); raises
+        :class:`EndpointGivenUp` when it gives the endpoint up."""
+        if counted and not self._breaker.worked:
+            what = "bad reply" if isinstance(exc, MalformedReply) else failure_kind(exc)  # type: ignore[arg-type]
+            last = clip(f"{what}: {exc}", 300, first_line=True, key_names=self._key_names)
+            if self._breaker.failed(last, self.endpoint):
+                raise self._given_up() from None
+
+    async def _wait(self, seconds: float) -> None:
+        """A retry's wait, cut short (and failed) when the endpoint is given up."""
+        if not await self._breaker.wait(seconds, self.endpoint):
+            raise self._given_up()
+
+    def _given_up(self) -> EndpointGivenUp:
+        return EndpointGivenUp(self._breaker.message(self.role, self.endpoint))
 
     def _refused(self, body: dict[str, Any], attempt: int) -> None:
         """Remember in the cache that ``body`` was refused (a rerun steps down unasked)."""
@@ -379,18 +404,9 @@ class LLMClient:
             _Loop.run(transport.close())
 
 
-def _kind(exc: openai.APIError) -> str:
-    """The SDK's name of a failure (ours of a timeout are the SDK's, with a better message)."""
-    return "APITimeoutError" if isinstance(exc, openai.APITimeoutError) else type(exc).__name__
-
-
-def _describe(exc: BaseException, key_names: tuple[str, ...] = ()) -> str:
-    """One line on a failed call for its trace: a server's reply may echo a key (scrubbed)."""
-    return f"{type(exc).__name__}: {clip(str(exc), 300, first_line=True, key_names=key_names)}"
-
-
 __all__ = [
     "Completion",
+    "EndpointGivenUp",
     "EndpointUnreachable",
     "LLMClient",
     "LLMError",

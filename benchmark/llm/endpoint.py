@@ -94,7 +94,25 @@ class Endpoint(BaseModel):
         30.0, gt=0, le=3600, description="cap of one wait (Retry-After aside)"
     )
     retry_after_max_s: float = Field(
-        120.0, ge=0, le=86_400, description="longest wait a server's Retry-After may impose"
+        30.0,
+        ge=0,
+        le=86_400,
+        description="longest wait a server's Retry-After may impose (a longer ask is retried "
+        "sooner): backoff_max_s's default, so no one wait outlasts our own longest",
+    )
+    give_up_tries: int = Field(
+        8,
+        ge=0,
+        le=10_000,
+        description="failed tries (429/5xx/timeouts/unreadable bodies), before this endpoint's "
+        "first usable reply in the job, after which every call on it fails at once; 0 = never",
+    )
+    give_up_s: float | None = Field(
+        60.0,
+        gt=0,
+        le=86_400,
+        description="seconds from such an endpoint's first failed try after which it is given "
+        "up the same way (a retry wait that would end later gives up at once); None = never",
     )
     max_concurrency: int = Field(
         32, gt=0, le=10_000, description="requests in flight at once to this endpoint (all roles)"

@@ -9,18 +9,21 @@ The SDK's own retries are off, so every retry is counted and bounded here.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import email.utils
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import openai
 import tenacity
 
-# Longest wait a Retry-After header may impose on us.
-MAX_RETRY_AFTER_S = 120.0
+# Longest wait a Retry-After header may impose on us (the endpoint's retry_after_max_s
+# default): our own longest backoff (backoff_max_s), so no one wait looks like a hang; a
+# server that asks more is asked again sooner, at the cost of one more request.
+MAX_RETRY_AFTER_S = 30.0
 
 
 class InvalidReply(Exception):
@@ -126,13 +129,16 @@ def retrying(
     on_retry: Callable[[tenacity.RetryCallState], Any] | None = None,
     first: int = 0,
     retry_after_max_s: float = MAX_RETRY_AFTER_S,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> tenacity.AsyncRetrying:
     """An ``async for attempt in retrying(...)`` loop: at most ``max_retries`` retries.
 
     ``first``: tries already made (and waited for), so the backoff continues from there.
     ``retry_after_max_s``: the longest wait a server's ``Retry-After`` may impose.
+    ``sleep``: how a wait is waited (the client's ends early when its endpoint is given up).
     """
     return tenacity.AsyncRetrying(
+        sleep=sleep,
         stop=tenacity.stop_after_attempt(max_retries + 1),
         wait=_WaitRetryAfter(
             tenacity.wait_exponential_jitter(

@@ -9,15 +9,22 @@ on stderr and exit code 2.
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
+if __name__ == "__main__":  # the command (not an import): a signal while it loads is one line
+    from benchmark.run import interrupt as _interrupt
 
-from benchmark.arg_parser import OneLineParser
-from benchmark.errors import UserError, print_error
-from benchmark.probe.models import PROBE_TYPES
+    _interrupt.on_startup()
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import logging  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import TYPE_CHECKING, NoReturn  # noqa: E402
+
+from benchmark.arg_parser import OneLineParser  # noqa: E402
+from benchmark.errors import UserError, print_error  # noqa: E402
+from benchmark.probe.models import PROBE_TYPES  # noqa: E402
 
 if TYPE_CHECKING:
     from benchmark.report import Comparison, ReportFiles, Selection
@@ -186,9 +193,21 @@ def _print(comparison: Comparison, files: ReportFiles) -> None:
         print(f"MLflow run {files.run_id} (report:{comparison.source})")
 
 
+def _leave(code: int) -> NoReturn:
+    """End the process now, after a signal's line: Python puts the default handlers back
+    while it shuts down (MLflow's exit handlers take a while), so a further signal then
+    killed it (exit -2, not 130). The report run is ended and the line printed already."""
+    logging.shutdown()
+    with contextlib.suppress(Exception):  # a closed pipe: the exit code still tells
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
     code = main()
-    from benchmark.run import interrupt
-
-    interrupt.exiting()  # a signal while MLflow's exit handlers run: 128 + n, not killed
+    _interrupt.exiting()  # a signal while MLflow's exit handlers run: 128 + n, not killed
+    if _interrupt.received() is not None:
+        _leave(code)
     sys.exit(code)

@@ -19,8 +19,10 @@ from benchmark.errors import UserError
 from benchmark.judge.base import Judge
 from benchmark.llm import UsageLedger
 from benchmark.llm.reply_cache import ResponseCache
+from benchmark.llm.reply_scrub import use_redactor
 from benchmark.policy.base import Policy
 from benchmark.probe.writer import LLMProbeWriter, build_writer
+from benchmark.redaction import redactor_for
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class Parts:
 def build_parts(config: BenchmarkConfig) -> Parts:
     """Build every part before any work, so a missing key or bad option fails at once."""
     ledger = UsageLedger(keep_calls=config.tracking.enabled and config.tracking.trace_llm)
+    use_redactor(lambda: redactor_for(config))  # every reply is scrubbed with it (llm.reply_scrub)
     shared = {"ledger": ledger, "cache": response_cache(config)}
     policy = build_policy(config, **shared)
     answerer = build(config.answerer, "answerer", "answer", **shared)
