@@ -111,11 +111,13 @@ def test_traces_go_to_the_store_in_one_transaction_with_the_endpoints_cost(mlflo
     }
 
 
+@pytest.mark.parametrize("workers", [0, 1])
 def test_an_llm_job_with_a_broken_store_makes_no_call_and_says_so_in_one_line(
-    openai_stub, tmp_path, migrated_db
+    openai_stub, tmp_path, migrated_db, workers
 ):
     """The store opens while the points are prepared, but is waited for before the first
-    call: a store MLflow refuses still stops the job before it spends anything."""
+    request: a store MLflow refuses still stops the job before it spends anything (with a
+    worker process preparing, probes are submitted at once and their requests held)."""
     store = tmp_path / "mlruns"
     store.mkdir()
     (store / migrated_db.name).write_bytes(migrated_db.read_bytes())
@@ -129,6 +131,7 @@ def test_an_llm_job_with_a_broken_store_makes_no_call_and_says_so_in_one_line(
         "tracking=mlflow",
         f"tracking.store_dir={store}",
         f"hydra.run.dir={tmp_path / 'out'}",
+        f"execution.prepare_workers={workers}",
     ]
     env = {**OFFLINE_ENV, "OPENAI_API_KEY": "sk-test-logging"}
     done = run_benchmark(args, tmp_path, env, timeout=60)

@@ -190,3 +190,34 @@ def test_a_worker_killed_ends_the_job_in_one_line(openai_stub, tmp_path):
     assert len(errors) == 1 and "execution.prepare_workers=0" in errors[0], err[-2000:]
     assert "Traceback" not in err
     assert not psutil.wait_procs(workers, timeout=10)[1]
+
+
+def test_held_requests_go_when_released_and_fail_unsent_on_a_store_error():
+    """``send_gate``: a request waits while held, goes once released; released with an
+    error, it fails without being sent (the cache's replies never wait: see the client)."""
+    import asyncio
+
+    from benchmark.llm import send_gate
+    from benchmark.llm.loop import submit
+
+    async def request() -> str:
+        await send_gate.passed()
+        return "sent"
+
+    assert submit(request()).result(timeout=5) == "sent"  # nothing held
+    send_gate.hold()
+    try:
+        waiting = submit(request())
+        with pytest.raises(TimeoutError):
+            waiting.result(timeout=0.3)
+        send_gate.release()
+        assert waiting.result(timeout=5) == "sent"
+        send_gate.hold()
+        refused = submit(request())
+        send_gate.release(error="the store cannot take the run")
+        with pytest.raises(send_gate.StoreNotReady, match="cannot take"):
+            refused.result(timeout=5)
+    finally:
+        send_gate.reset_gate()
+    assert submit(request()).result(timeout=5) == "sent"
+    assert asyncio  # the loop is the job's own (benchmark.llm.loop)

@@ -56,6 +56,7 @@ from benchmark.llm.retry import (
     is_transient,
     retrying,
 )
+from benchmark.llm.send_gate import passed, reset_gate
 from benchmark.llm.structured_output import REFUSED, Repair, forget_ladders, ladder_of
 from benchmark.llm.usage import CallPurpose, Usage, UsageLedger
 from benchmark.redaction import clip
@@ -78,6 +79,7 @@ def close_all() -> None:
     forget_breakers()
     forget_ladders()
     use_redactor(None)
+    reset_gate()
 
 
 class LLMClient:
@@ -275,6 +277,7 @@ class LLMClient:
                 hit = self._scrubber.value(hit)  # a cache filled before replies were scrubbed
                 account(time.time_ns(), hit, cached=True)
                 return hit
+        await passed()  # the job's store is open: a request may cost money now
         async with self._slot():
             if self._reach.dead is not None:  # known unreachable: no call, no wait
                 raise self._unreachable()

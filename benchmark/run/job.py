@@ -46,7 +46,7 @@ def job(
         from benchmark.llm.preflight import preflight
 
         preflight(parts)  # so does an unreachable endpoint or a misnamed model (one line)
-    before_calls = None
+    before_calls = store_ready = None
     if child is not None:
         child.prepare()  # the store is opened beside the job, as it would be here
         # LLM calls cost money: never make them for a store that cannot take them. The
@@ -57,6 +57,7 @@ def job(
             child.ready()
         elif llm:
             before_calls = child.ready
+            store_ready = child.ready_now
     elif config.tracking.enabled:
         from benchmark.tracking.mlflow_store import prepare_tracking
 
@@ -73,7 +74,7 @@ def job(
         job_config = arm.prepare() if arm is not None else config
         sink = _sink(config, child, files, parts)
         sink = arm.sink(sink) if arm else sink
-        result = run_job(job_config, parts, sink=sink, before_calls=before_calls)
+        result = run_job(job_config, parts, sink, before_calls, store_ready)
         task = arm.outcome(_resumed(arm, result)) if arm is not None else None
     except interrupt.JobInterrupted as stop:
         partial = stop.result

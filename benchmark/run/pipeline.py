@@ -16,7 +16,7 @@ from typing import Any
 
 from benchmark.config.schema import BenchmarkConfig
 from benchmark.judge.measured import not_measured
-from benchmark.llm import close_all
+from benchmark.llm import close_all, send_gate
 from benchmark.llm.loop import cancel_all
 from benchmark.llm.prompting import adopt_prepared, forget_prepared
 from benchmark.redaction import redactor_for
@@ -40,6 +40,7 @@ def run_job(
     parts: Parts | None = None,
     sink: Callable[[PointResult], PointResult] | None = None,
     before_calls: Callable[[], None] | None = None,
+    store_ready: Callable[[], bool] | None = None,
 ) -> JobResult:
     """Compact point by point on this thread; then answer and judge every probe concurrently.
 
@@ -58,11 +59,14 @@ def run_job(
     Each point, once all its probes are in, goes through ``sink`` (``RunFiles.point``:
     written to files, kept lean), so the job does not hold every context and reply.
     ``before_calls`` runs once, before the first probe's answer and judgment calls (the
-    tracking store, opened while the points were prepared, must be ready for them).
+    tracking store, opened while the points were prepared, must be ready for them). With
+    worker processes and ``store_ready`` (the same, without waiting), points' probes are
+    submitted as they arrive and only requests to a server wait for the store
+    (``benchmark.llm.send_gate``): the reply cache answers at once.
     """
     parts = parts or build_parts(config)
     job = _Job(config, parts, sink)
-    job.before_calls = before_calls
+    job.before_calls, job.store_ready = before_calls, store_ready
     try:
         job.run()
     except KeyboardInterrupt:
@@ -97,6 +101,9 @@ class _Job:
         self.render_ahead = False  # LLM stages: render each context before the calls start
         self.before_calls: Callable[[], None] | None = None
         self.calls_started = False  # said once, in the log: the LLM phase starts
+        self.store_ready: Callable[[], bool] | None = None
+        self.held: Callable[[], None] | None = None  # requests held until this returns
+        self.overlap = False  # points' calls start while later points are prepared
 
     def run(self) -> None:
         config, parts = self.config, self.parts
@@ -112,6 +119,7 @@ class _Job:
         arms = 2 if config.control else 1
         self.render_ahead = scheduler.concurrent
         workers = worker_count(config, parts, scheduler.concurrent, self.stream)
+        self.overlap = bool(workers)
         compacting = Compacting(config.compaction)
         prepared = [0, 0]  # points, probes
         with JobProgress(parts.ledger, config.execution.progress) as progress:
@@ -134,12 +142,14 @@ class _Job:
                 if workers or not scheduler.concurrent:
                     for scheduled in fresh:
                         self._submit(scheduled, scheduler, progress)
+                self._store_open(wait=False)
                 if workers or not scheduler.concurrent:
                     # Offline: written before the next transcript loads. Workers: the points
                     # whose calls are done are written (their traces sent to the store) while
                     # the workers prepare, not all at the end.
                     self.collect(wait=False)
             compacting.check()
+            self._store_open(wait=True)
             log.info("loaded %d transcript(s)", len(self.stream.files))
             log.info("prepared %d probe(s) at %d point(s)", prepared[1], prepared[0])
             for scheduled in self.pending:
@@ -198,7 +208,11 @@ class _Job:
         """A prepared point's probes (and their control arm) onto the LLM loop."""
         if self.before_calls is not None:  # once, before the first probe's calls
             ready, self.before_calls = self.before_calls, None
-            ready()
+            if self.overlap and self.store_ready is not None:
+                send_gate.hold()  # only requests to a server wait for the store
+                self.held = ready
+            else:
+                ready()
         if scheduler.concurrent and not self.calls_started:
             self.calls_started = True
             log.info("calls start: %d point(s) prepared so far", len(self.pending))
@@ -216,6 +230,23 @@ class _Job:
                 scheduler.submit(p, scheduled.context, progress, uncompacted=own) for p in probes
             ]
         scheduled.compaction_tried = True
+
+    def _store_open(self, wait: bool) -> None:
+        """Requests held for the store go once it is open (``wait``: wait for it); a store
+        that cannot take the run fails them unsent, and the job stops with its error."""
+        if self.held is None:
+            return
+        try:
+            if wait:
+                self.held()
+            elif self.store_ready is None or not self.store_ready():
+                return
+        except Exception as exc:  # a signal leaves them held: stopping cancels them
+            send_gate.release(error=str(exc) or type(exc).__name__)
+            cancel_all()  # nothing of this job goes on once it has failed
+            raise
+        self.held = None
+        send_gate.release()
 
     def stop_workers(self) -> None:
         """Worker processes still preparing points (an error, a signal) stop now."""

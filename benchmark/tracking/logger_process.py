@@ -142,6 +142,16 @@ class TrackingChild:
         ``streaming`` said so. Returns at once: the child writes them as it reads them."""
         self._send({"traces": traces})
 
+    def ready_now(self) -> bool:
+        """Whether the store is ready, without waiting: the child's answer is read if it
+        is there (a store that cannot be used is a one-line UserError, as in ``ready``)."""
+        if self._status is None:
+            out = self._proc.stdout
+            if not self._prepared or out is None or not select.select([out], [], [], 0)[0]:
+                return False
+        self.ready()
+        return True
+
     @property
     def pid(self) -> int:
         """The child's process id, for lines that say what is left to it."""
