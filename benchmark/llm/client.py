@@ -25,10 +25,10 @@ from typing import Any, TypeVar
 
 import openai
 
-from benchmark.llm.breaker import breaker_of, forget_breakers
+from benchmark.llm.breaker import breaker_of
 from benchmark.llm.chat_reply import read_chat_reply, sane_value, usable_hit
 from benchmark.llm.completion import Completion
-from benchmark.llm.endpoint import Endpoint, normalise_base_url
+from benchmark.llm.endpoint import Endpoint, endpoint_slot
 from benchmark.llm.failures import (
     EndpointGivenUp,
     EndpointUnreachable,
@@ -39,16 +39,16 @@ from benchmark.llm.failures import (
 )
 from benchmark.llm.http import ChatTransport, within_deadline
 from benchmark.llm.loop import _Loop
+from benchmark.llm.open_clients import close_all, closed, opened
 from benchmark.llm.reach import (
     CONNECT_TRIES,
     connect_failure,
-    forget_all,
     is_permanent,
     reach_of,
     shown_url,
 )
 from benchmark.llm.reply_cache import ResponseCache, body_text, request_key
-from benchmark.llm.reply_scrub import ReplyScrubber, use_redactor
+from benchmark.llm.reply_scrub import ReplyScrubber
 from benchmark.llm.retry import (
     InvalidReply,
     MalformedReply,
@@ -56,30 +56,14 @@ from benchmark.llm.retry import (
     is_transient,
     retrying,
 )
-from benchmark.llm.send_gate import passed, reset_gate
-from benchmark.llm.structured_output import REFUSED, Repair, forget_ladders, ladder_of
+from benchmark.llm.send_gate import passed
+from benchmark.llm.structured_output import REFUSED, Repair, ladder_of
 from benchmark.llm.usage import CallPurpose, Usage, UsageLedger
 from benchmark.redaction import clip
 
 T = TypeVar("T")
 # A request's sender: the body, and its canonical JSON's UTF-8 when the cache key needed it.
 Send = Callable[[dict[str, Any], bytes | None], Awaitable[dict[str, Any]]]
-
-
-_OPEN: set[LLMClient] = set()  # clients with an open pool, until closed
-_SLOTS: dict[tuple[str, str, int], asyncio.Semaphore] = {}  # per endpoint, on the LLM loop
-
-
-def close_all() -> None:
-    """Close every client's connection pool and forget which endpoints were unreachable
-    (end of a job, end of a test): the next job tries them again."""
-    for client in list(_OPEN):
-        client.close()
-    forget_all()
-    forget_breakers()
-    forget_ladders()
-    use_redactor(None)
-    reset_gate()
 
 
 class LLMClient:
@@ -358,15 +342,9 @@ class LLMClient:
 
     def _slot(self) -> asyncio.Semaphore:
         """The endpoint's concurrency limit, shared by every client of that endpoint."""
-        if self._semaphore is not None:
-            return self._semaphore
-        limit = self.endpoint.max_concurrency
-        ident = (normalise_base_url(self.endpoint.base_url), self.endpoint.model, limit)
-        slot = _SLOTS.get(ident)
-        if slot is None:
-            slot = _SLOTS[ident] = asyncio.Semaphore(limit)
-        self._semaphore = slot
-        return slot
+        if self._semaphore is None:
+            self._semaphore = endpoint_slot(self.endpoint)
+        return self._semaphore
 
     async def _send_chat(self, body: dict[str, Any], data: bytes | None = None) -> dict[str, Any]:
         """Chat completions over the lean transport (:mod:`benchmark.llm.http`); ``data``
@@ -379,7 +357,7 @@ class LLMClient:
                 self.endpoint.connect_timeout_s,
                 max_bytes=self.endpoint.max_reply_bytes,
             )
-            _OPEN.add(self)
+            opened(self)
         raw, content_type = await self._transport.exchange(body if data is None else data)
         return read_chat_reply(raw, content_type)
 
@@ -394,11 +372,11 @@ class LLMClient:
                 max_retries=0,  # retries are ours (counted, bounded, Retry-After aware)
                 http_client=openai.DefaultAioHttpClient(),
             )
-            _OPEN.add(self)
+            opened(self)
         return self._client
 
     def close(self) -> None:
-        _OPEN.discard(self)
+        closed(self)
         if self._client is not None:
             client, self._client = self._client, None
             _Loop.run(client.close())

@@ -6,6 +6,7 @@ names the environment variable that holds it (``api_key_env``).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Literal
 
@@ -31,6 +32,20 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 def normalise_base_url(base_url: str | None) -> str:
     """``None`` means the SDK default; surrounding space and a trailing slash change nothing."""
     return (base_url or DEFAULT_BASE_URL).strip().rstrip("/") or DEFAULT_BASE_URL
+
+
+_SLOTS: dict[tuple[str, str, int], asyncio.Semaphore] = {}  # per endpoint, on the LLM loop
+
+
+def endpoint_slot(endpoint: Endpoint) -> asyncio.Semaphore:
+    """The endpoint's concurrency limit (``max_concurrency``), one for every client of the
+    same base URL, model and limit."""
+    limit = endpoint.max_concurrency
+    ident = (normalise_base_url(endpoint.base_url), endpoint.model, limit)
+    slot = _SLOTS.get(ident)
+    if slot is None:
+        slot = _SLOTS[ident] = asyncio.Semaphore(limit)
+    return slot
 
 
 _READ_TIMEOUT = "read timeout: longest wait for the reply once sent (queue time aside)"
