@@ -46,6 +46,11 @@ class InProcessRun:
     def ready(self) -> None:
         self.prepare()
 
+    def ready_now(self) -> bool:
+        """Prepared before any work, in this process: ready whenever asked."""
+        self.prepare()
+        return True
+
     def log(self, record: RunRecord, sweep: SweepInfo | None = None) -> str:
         """``log_run`` into the open run (opened now, should the job not have opened it)."""
         from benchmark.tracking.mlflow_run import log_run
