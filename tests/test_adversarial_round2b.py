@@ -26,13 +26,13 @@ import re
 import shutil
 import socket
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from conftest import REPO, at_most
+from raw_http import raw_servers, send
 
 from benchmark.__main__ import main
 from benchmark.errors import one_line
@@ -111,86 +111,47 @@ def job_args(tmp: Path, *overrides: str) -> list[str]:
 # -- tracking servers that answer, but not as MLflow does ----------------------------------
 
 
-def _read_request(conn: socket.socket) -> None:
-    conn.settimeout(5)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return
-        data += chunk
-
-
-def _send(conn: socket.socket, head: bytes, body: bytes = b"") -> None:
-    conn.sendall(b"HTTP/1.1 " + head + b"\r\n\r\n" + body)
-
-
 BOMB = gzip.compress(b"{" + b" " * (64 * 1024 * 1024) + b"}", 9)
 
 
 def _endless(conn: socket.socket) -> None:
-    _send(conn, b"200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked")
+    send(conn, b"200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked")
     while True:
         conn.sendall(b"1\r\n \r\n")
         time.sleep(0.2)
 
 
 SERVERS: dict[str, Callable[[socket.socket], None]] = {
-    "empty-200": lambda c: _send(
+    "empty-200": lambda c: send(
         c, b"200 OK\r\nContent-Type: application/json\r\nContent-Length: 0"
     ),
-    "html-200": lambda c: _send(
+    "html-200": lambda c: send(
         c, b"200 OK\r\nContent-Type: text/html\r\nContent-Length: 13", b"<html></html>"
     ),
-    "gzip-bomb": lambda c: _send(
+    "gzip-bomb": lambda c: send(
         c,
         b"200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
         b"Content-Length: %d" % len(BOMB),
         BOMB,
     ),
-    "json-list": lambda c: _send(c, b"200 OK\r\nContent-Length: 2", b"[]"),
+    "json-list": lambda c: send(c, b"200 OK\r\nContent-Length: 2", b"[]"),
     "endless-chunks": _endless,
     "content-length-lies": lambda c: (
-        _send(c, b"200 OK\r\nContent-Length: 99999", b"{}"),
+        send(c, b"200 OK\r\nContent-Length: 99999", b"{}"),
         time.sleep(30),
     ),
-    "closes-after-headers": lambda c: _send(c, b"200 OK\r\nContent-Length: 500"),
-    "redirect-loop": lambda c: _send(c, b"302 Found\r\nLocation: /loop\r\nContent-Length: 0"),
-    "teapot": lambda c: _send(c, b"418 I'm a teapot\r\nContent-Length: 0"),
-    "server-error": lambda c: _send(c, b"502 Bad Gateway\r\nContent-Length: 0"),
+    "closes-after-headers": lambda c: send(c, b"200 OK\r\nContent-Length: 500"),
+    "redirect-loop": lambda c: send(c, b"302 Found\r\nLocation: /loop\r\nContent-Length: 0"),
+    "teapot": lambda c: send(c, b"418 I'm a teapot\r\nContent-Length: 0"),
+    "server-error": lambda c: send(c, b"502 Bad Gateway\r\nContent-Length: 0"),
 }
 
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, str]]:
     """One loopback server per behaviour of SERVERS, each connection in its own thread."""
-    listening: list[socket.socket] = []
-    urls: dict[str, str] = {}
-
-    def serve(sock: socket.socket, behave: Callable[[socket.socket], None]) -> None:
-        def handle(conn: socket.socket) -> None:
-            with conn:
-                try:
-                    _read_request(conn)
-                    behave(conn)
-                except OSError:
-                    pass
-
-        while True:
-            try:
-                conn, _ = sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    for name, behave in SERVERS.items():
-        sock = socket.create_server(("127.0.0.1", 0))
-        listening.append(sock)
-        threading.Thread(target=serve, args=(sock, behave), daemon=True).start()
-        urls[name] = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    yield urls
-    for sock in listening:
-        sock.close()
+    with raw_servers(SERVERS) as urls:
+        yield urls
 
 
 @pytest.mark.parametrize("name", sorted(SERVERS))

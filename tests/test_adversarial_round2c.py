@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 from conftest import SMALL, at_most
 from openai_stub import Fault
+from raw_http import raw_servers, send
 from test_secrets_names import aws, github, jwt, leaks, openai
 
 from benchmark.__main__ import main
@@ -49,32 +50,6 @@ KEY = "zq7round2ckey0123456789"  # no known key shape: scrubbed as the variable'
 # -- endpoints that never give a usable reply ----------------------------------------------
 
 
-def _read_request(conn: socket.socket) -> None:
-    """The request's head and its body (by Content-Length), so the reply follows a full read."""
-    conn.settimeout(10)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip() or 0)
-    while len(body) < length:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return
-        body += chunk
-
-
-def _send(conn: socket.socket, head: bytes, body: bytes = b"") -> None:
-    conn.sendall(b"HTTP/1.1 " + head + b"\r\n\r\n" + body)
-
-
 def _hold(conn: socket.socket, stop: threading.Event, seconds: float = 30) -> None:
     """Keep the connection open, sending nothing, until the client goes or the test ends."""
     conn.settimeout(0.2)
@@ -88,7 +63,7 @@ def _hold(conn: socket.socket, stop: threading.Event, seconds: float = 30) -> No
 
 
 def _endless(conn: socket.socket, stop: threading.Event) -> None:
-    _send(conn, b"200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked")
+    send(conn, b"200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked")
     while not stop.is_set():
         conn.sendall(b"1\r\n \r\n")
         time.sleep(0.05)
@@ -97,11 +72,11 @@ def _endless(conn: socket.socket, stop: threading.Event) -> None:
 Behave = Callable[[socket.socket, threading.Event], None]
 HOSTILE: dict[str, tuple[Behave, str]] = {
     "empty-body": (
-        lambda c, s: _send(c, b"200 OK\r\nContent-Type: application/json\r\nContent-Length: 0"),
+        lambda c, s: send(c, b"200 OK\r\nContent-Type: application/json\r\nContent-Length: 0"),
         "reply is not JSON",
     ),
     "html-body": (
-        lambda c, s: _send(
+        lambda c, s: send(
             c,
             b"200 OK\r\nContent-Type: text/html\r\nContent-Length: 26",
             b"<html>Bad gateway</html>\r\n",
@@ -110,15 +85,15 @@ HOSTILE: dict[str, tuple[Behave, str]] = {
     ),
     "endless-body": (_endless, "deadline_s"),
     "lying-content-length": (
-        lambda c, s: (_send(c, b"200 OK\r\nContent-Length: 99999", b'{"choices": ['), _hold(c, s)),
+        lambda c, s: (send(c, b"200 OK\r\nContent-Length: 99999", b'{"choices": ['), _hold(c, s)),
         "timeout_s",
     ),
     "closes-after-headers": (
-        lambda c, s: _send(c, b"200 OK\r\nContent-Type: application/json\r\nContent-Length: 500"),
+        lambda c, s: send(c, b"200 OK\r\nContent-Type: application/json\r\nContent-Length: 500"),
         "APIConnectionError",
     ),
     "429-storm-huge-retry-after": (
-        lambda c, s: _send(
+        lambda c, s: send(
             c,
             b"429 Too Many Requests\r\nRetry-After: 86400\r\nContent-Type: application/json\r\n"
             b"Content-Length: 47",
@@ -134,34 +109,13 @@ HOSTILE: dict[str, tuple[Behave, str]] = {
 def hostile() -> Iterator[dict[str, str]]:
     """One loopback server per behaviour of HOSTILE, each connection in its own thread."""
     stop = threading.Event()
-    listening: list[socket.socket] = []
-    urls: dict[str, str] = {}
-
-    def serve(sock: socket.socket, behave: Behave) -> None:
-        def handle(conn: socket.socket) -> None:
-            with conn:
-                try:
-                    _read_request(conn)
-                    behave(conn, stop)
-                except OSError:
-                    pass
-
-        while True:
-            try:
-                conn, _ = sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    for name, (behave, _) in HOSTILE.items():
-        sock = socket.create_server(("127.0.0.1", 0))
-        listening.append(sock)
-        threading.Thread(target=serve, args=(sock, behave), daemon=True).start()
-        urls[name] = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    yield urls
-    stop.set()
-    for sock in listening:
-        sock.close()
+    behaviours = {
+        name: (lambda conn, behave=behave: behave(conn, stop))
+        for name, (behave, _) in HOSTILE.items()
+    }
+    with raw_servers(behaviours, path="/v1") as urls:
+        yield urls
+        stop.set()
 
 
 def run_job(argv: list[str], monkeypatch, capsys) -> tuple[int, str, str, float]:
